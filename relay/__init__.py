@@ -1,0 +1,102 @@
+"""relay: a typed, higher-order, functional IR for machine-learning programs.
+
+``import relay`` is cheap: the text parser (lark) and TVM load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any as _Any
+
+from relay import flags
+from relay.errors import (
+    CompileError,
+    ExecutionError,
+    FrontendError,
+    ParseError,
+    RelayError,
+    TypeCheckError,
+)
+from relay.ir import Any, Module
+
+if TYPE_CHECKING:
+    from relay.ir.expr import Expr
+
+
+def astext(obj: object, show_types: bool = False) -> str:
+    """``obj`` (a Module, expression or type) in the Relay text format; ``str(obj)`` is the same.
+
+    With ``show_types``, inferred types are printed as ``/* ty=... */`` comments."""
+    from relay.ir.printer import astext as _astext
+
+    return _astext(obj, show_types=show_types)
+
+
+def structural_equal(a: object, b: object, map_free_vars: bool = False) -> bool:
+    """Alpha-equivalence of expressions, types or modules (see ``relay.ir.equal``)."""
+    from relay.ir.equal import structural_equal as _structural_equal
+
+    return _structural_equal(a, b, map_free_vars=map_free_vars)
+
+
+def structural_hash(a: object, map_free_vars: bool = False) -> int:
+    """A hash consistent with :func:`structural_equal`."""
+    from relay.ir.equal import structural_hash as _structural_hash
+
+    return _structural_hash(a, map_free_vars=map_free_vars)
+
+
+def assert_structural_equal(a: object, b: object, map_free_vars: bool = False) -> None:
+    """Raise ``AssertionError`` naming the path of the first mismatch unless ``a`` equals ``b``."""
+    from relay.ir.equal import assert_structural_equal as _assert
+
+    _assert(a, b, map_free_vars=map_free_vars)
+
+
+def parse(text: str, source_name: str = "<string>") -> Module:
+    """Parse a module in the Relay text format (``#[version = "0.0.5"]`` header optional)."""
+    from relay.ir.parser import parse as _parse
+
+    return _parse(text, source_name)
+
+
+def parse_expr(text: str, source_name: str = "<string>") -> Expr:
+    """Parse a single expression in the Relay text format."""
+    from relay.ir.parser import parse_expr as _parse_expr
+
+    return _parse_expr(text, source_name)
+
+
+def interpret(program: Module | Expr, *args: _Any) -> _Any:
+    """Run ``program`` (a module's ``main``, a function or a closed expression) on ``args``
+    with the reference interpreter; numpy arrays in, numpy arrays (tuples, ADT values) out."""
+    from relay.backend.interpreter import interpret as _interpret
+
+    return _interpret(program, *args)
+
+
+def prelude() -> Module:
+    """A fresh module holding the standard prelude (List, Option, Tree and their functions)."""
+    from relay.std import prelude as _prelude
+
+    return _prelude()
+
+
+__all__ = [
+    "Any",
+    "CompileError",
+    "ExecutionError",
+    "FrontendError",
+    "Module",
+    "ParseError",
+    "RelayError",
+    "TypeCheckError",
+    "assert_structural_equal",
+    "astext",
+    "flags",
+    "interpret",
+    "parse",
+    "parse_expr",
+    "prelude",
+    "structural_equal",
+    "structural_hash",
+]

@@ -1,0 +1,72 @@
+"""The errors a user of relay can cause.
+
+Every one derives from :class:`RelayError`, carries an optional :class:`Span`
+and renders as ``source:line:col: message`` followed by the source line and a
+``^^^`` underline of the offending region::
+
+    >>> relay.parse_expr("add(%x, 32768i16)")
+    relay.errors.ParseError: <string>:1:9: literal 32768 out of range for int16
+    add(%x, 32768i16)
+            ^^^^^^^^
+"""
+
+from __future__ import annotations
+
+from relay.ir.span import Span
+
+
+class RelayError(Exception):
+    """Base class of every error relay reports about its input.
+
+    ``message`` is the bare message, ``span`` the region it is about (or None),
+    ``notes`` further lines printed after the underline.
+    """
+
+    def __init__(self, message: str, span: Span | None = None, notes: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.notes = notes
+
+    def __str__(self) -> str:
+        if self.span is None:
+            head = self.message
+            quoted = ""
+        else:
+            head = f"{self.span}: {self.message}"
+            quoted = self.span.render()
+        parts = [head]
+        if quoted:
+            parts.append(quoted)
+        parts.extend(self.notes)
+        return "\n".join(parts)
+
+
+class ParseError(RelayError):
+    """Text that is not valid Relay text format, e.g. ``let %x = ;``."""
+
+
+class FrontendError(RelayError):
+    """Python that the ``@relay`` decorator cannot translate, e.g. a ``try`` statement."""
+
+
+class TypeCheckError(RelayError):
+    """A program that is not well typed, e.g. ``add`` of (3, 4) and (4, 3) tensors."""
+
+
+class CompileError(RelayError):
+    """A program that cannot be compiled for the chosen target."""
+
+
+class ExecutionError(RelayError):
+    """A failure while running a program, e.g. no clause of a ``match?`` applies."""
+
+
+__all__ = [
+    "CompileError",
+    "ExecutionError",
+    "FrontendError",
+    "ParseError",
+    "RelayError",
+    "TypeCheckError",
+]

@@ -1,0 +1,82 @@
+"""Debugging and behaviour flags, read once from the environment.
+
+=================  =======  ===========================================================
+variable           default  meaning
+=================  =======  ===========================================================
+RELAY_DEBUG        0        verbosity of leveled debug prints on stderr (0 silent .. 5)
+RELAY_DUMP_IR      ""       ``stderr`` or a directory: dump the IR after each pass
+RELAY_CHECKS       0        1: re-check types and well-formedness after every pass
+RELAY_CACHE_DIR    ""       where compiled kernels are cached ("" = the user cache dir)
+=================  =======  ===========================================================
+
+Tests override them with :func:`override`::
+
+    with relay.flags.override(checks=True):
+        ...
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, replace
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name, "")
+    try:
+        return int(raw) if raw else default
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """The flag values in force; see the module docstring for their meaning."""
+
+    debug: int = 0
+    dump_ir: str = ""
+    checks: bool = False
+    cache_dir: str = ""
+
+    @staticmethod
+    def from_env() -> Flags:
+        """Flags as set by the ``RELAY_*`` environment variables."""
+        return Flags(
+            debug=_env_int("RELAY_DEBUG", 0),
+            dump_ir=os.environ.get("RELAY_DUMP_IR", ""),
+            checks=_env_int("RELAY_CHECKS", 0) > 0,
+            cache_dir=os.environ.get("RELAY_CACHE_DIR", ""),
+        )
+
+
+_current = Flags.from_env()
+
+
+def get() -> Flags:
+    """The flags in force now."""
+    return _current
+
+
+@contextmanager
+def override(**changes: object) -> Iterator[Flags]:
+    """Temporarily replace some flags, e.g. ``override(debug=2)``."""
+    global _current
+    known = {f.name for f in fields(Flags)}
+    unknown = set(changes) - known
+    if unknown:
+        raise TypeError(f"unknown relay flag(s): {', '.join(sorted(unknown))}")
+    saved = _current
+    _current = replace(saved, **changes)  # type: ignore[arg-type]
+    try:
+        yield _current
+    finally:
+        _current = saved
+
+
+def debug_print(level: int, *parts: object) -> None:
+    """Print ``parts`` on stderr when ``RELAY_DEBUG`` is at least ``level``."""
+    if _current.debug >= level:
+        print("[relay]", *parts, file=sys.stderr)

@@ -1,0 +1,515 @@
+"""The Relay text printer (format version 0.0.5).
+
+Expressions print in graph normal form, as Relay's printer did: inside a
+block, every non-atomic sub-expression that is an argument (of a call, a
+tuple, a projection, a reference operation) is bound to a temporary,
+``%0 = add(%x, %y);``, and referred to by name; a block's result and a
+``let``'s value print inline when they have a single use. Atomic expressions
+(variables, globals, operators, constructors, scalar constants) always print
+inline. A node used several times is bound once and named at each use, so
+the text keeps the program's sharing and parses back to the same DAG.
+
+Temporaries are scoped to the block (function body, ``if`` branch, ``match``
+clause) that introduced them: a shared node first printed inside one branch
+is printed again in a sibling block rather than referred to out of scope.
+
+Names are invented at print time: variables keep their name hints, made
+unique per definition (``%x``, ``%x1``, ...); temporaries count from ``%0``
+in each definition. Constants that are not finite scalars go to the
+``#[metadata]`` section as ``meta[relay.Constant][i]``.
+
+Dataflow nesting is printed with an explicit stack, and ``let`` chains with a
+loop, so deep programs print without recursion.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from relay.ir.analysis import free_vars
+from relay.ir.attrs import Attrs, AttrValue
+from relay.ir.expr import (
+    ATOMIC_EXPRS,
+    Call,
+    Clause,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Match,
+    Op,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+    children,
+)
+from relay.ir.module import Module
+from relay.ir.types import (
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    Kind,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeData,
+    TypeRelation,
+    TypeVar,
+    _AnyDim,
+)
+
+VERSION = "0.0.5"
+HEADER = f'#[version = "{VERSION}"]'
+
+_DATAFLOW = (Call, Tuple, TupleGetItem, RefCreate, RefRead, RefWrite)
+
+_INT_SUFFIX = {
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+}
+_FLOAT_SUFFIX = {"float16": "f16", "float32": "f", "float64": "f64"}
+
+
+def astext(obj: object, show_types: bool = False) -> str:
+    """``obj`` (a Module, expression, type or pattern) in the Relay text format.
+
+    Modules start with the version header; expressions with free variables
+    start with ``free_var`` declarations. With ``show_types``, the inferred
+    type of each bound or result expression is printed as a ``/* ty=T */``
+    comment.
+    """
+    return _Printer(show_types).top(obj)
+
+
+def _indent(text: str, by: str = "  ") -> str:
+    return by + text.replace("\n", "\n" + by)
+
+
+def format_float(value: float, dtype: str) -> str:
+    """The shortest decimal text that reads back as ``value`` in ``dtype``, without ``.0``."""
+    text = repr(float(value)) if dtype == "float64" else str(np.dtype(dtype).type(value))
+    if text.endswith(".0"):
+        text = text[:-2]
+    return text
+
+
+def format_scalar(data: np.ndarray) -> str | None:
+    """A rank-0 constant as a literal (``1f``, ``-3i64``, ``True``), or None if it has none."""
+    if data.ndim != 0:
+        return None
+    dtype = str(data.dtype)
+    value = data.item()
+    if dtype == "bool":
+        return "True" if value else "False"
+    if dtype in _INT_SUFFIX:
+        return f"{int(value)}{_INT_SUFFIX[dtype]}"
+    if dtype in _FLOAT_SUFFIX and math.isfinite(float(value)):
+        return f"{format_float(float(value), dtype)}{_FLOAT_SUFFIX[dtype]}"
+    return None
+
+
+def format_attr_value(value: AttrValue) -> str:
+    """An attribute value: ``True``, ``3``, ``0.5f``, ``"NHWC"``, ``[1, 1]``, ``None``."""
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot print non-finite attribute value {value}")
+        return format_float(value, "float64") + "f"
+    if isinstance(value, str):
+        return json.dumps(value)
+    return "[" + ", ".join(format_attr_value(v) for v in value) + "]"
+
+
+def _is_inline(e: Expr) -> bool:
+    """Atoms, and calls of constructors without arguments (``Nil``), always print inline."""
+    return isinstance(e, ATOMIC_EXPRS) or (
+        isinstance(e, Call) and isinstance(e.op, Constructor) and not e.args and not e.attrs
+    )
+
+
+def _count_uses(root: Expr) -> dict[Expr, int]:
+    """How many times each node is referred to as a child (its in-degree in the DAG)."""
+    uses: dict[Expr, int] = {}
+    seen: set[Expr] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for c in children(node):
+            uses[c] = uses.get(c, 0) + 1
+            stack.append(c)
+    return uses
+
+
+class _Printer:
+    def __init__(self, show_types: bool) -> None:
+        self.show_types = show_types
+        self.meta: list[Constant] = []
+        self.meta_index: dict[Constant, int] = {}
+        self._reset_names()
+
+    def _reset_names(self) -> None:
+        self.var_names: dict[Var, str] = {}
+        self.type_var_names: dict[TypeVar, str] = {}
+        self.used: set[str] = set()
+        self.temps = 0
+        self.uses: dict[Expr, int] = {}
+        self.scopes: list[dict[Expr, str]] = [{}]
+        self.bindings: list[list[str]] = [[]]
+
+    # -- entry points ----------------------------------------------------------------------------
+
+    def top(self, obj: object) -> str:
+        if isinstance(obj, Module):
+            text = self.module(obj)
+        elif isinstance(obj, Expr):
+            text = self.top_expr(obj)
+        elif isinstance(obj, TypeData):
+            text = self.type_data(obj)
+        elif isinstance(obj, Type):
+            text = self.type(obj)
+        elif isinstance(obj, Pattern):
+            text = self.pattern(obj)
+        else:
+            raise TypeError(f"cannot print {type(obj).__name__} as Relay text")
+        return text + self.metadata()
+
+    def module(self, mod: Module) -> str:
+        parts = [self.type_data(d) for d in mod.type_definitions.values()]
+        for gv, func in mod.functions.items():
+            self._reset_names()
+            self.uses = _count_uses(func)
+            parts.append(self.function(func, prefix=f"def @{gv.name_hint}"))
+        return HEADER + "\n" + "\n\n".join(parts) + ("\n" if parts else "")
+
+    def top_expr(self, expr: Expr) -> str:
+        self.uses = _count_uses(expr)
+        decls = []
+        for v in free_vars(expr):
+            decls.append(f"free_var {self.bind_var(v)};")
+        body = self.scope(expr)
+        return "\n".join([*decls, body])
+
+    def metadata(self) -> str:
+        if not self.meta:
+            return ""
+        entries = [
+            {
+                "dtype": str(c.data.dtype),
+                "shape": list(c.data.shape),
+                "data": base64.b64encode(
+                    np.ascontiguousarray(c.data).astype(c.data.dtype.newbyteorder("<")).tobytes()
+                ).decode("ascii"),
+            }
+            for c in self.meta
+        ]
+        return "\n#[metadata]\n" + json.dumps({"relay.Constant": entries}) + "\n"
+
+    # -- names -----------------------------------------------------------------------------------
+
+    def _unique(self, base: str) -> str:
+        name = base
+        i = 0
+        while name in self.used:
+            i += 1
+            name = f"{base}{i}"
+        self.used.add(name)
+        return name
+
+    @staticmethod
+    def _clean(hint: str, prefix: str) -> str:
+        cleaned = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in hint)
+        if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
+            cleaned = prefix + cleaned
+        return cleaned
+
+    def var_name(self, v: Var) -> str:
+        name = self.var_names.get(v)
+        if name is None:
+            name = "%" + self._unique(self._clean(v.name_hint, "v"))
+            self.var_names[v] = name
+        return name
+
+    def bind_var(self, v: Var) -> str:
+        """Allocate a name for a binder and return its declaration (with its annotation)."""
+        name = "%" + self._unique(self._clean(v.name_hint, "v"))
+        self.var_names[v] = name
+        if v.type_annotation is not None:
+            return f"{name}: {self.type(v.type_annotation)}"
+        return name
+
+    def bind_type_var(self, tv: TypeVar) -> str:
+        name = self._unique(self._clean(tv.name_hint, "t"))
+        self.type_var_names[tv] = name
+        return name if tv.kind is Kind.TYPE else f"{name}: {tv.kind.value}"
+
+    def type_var_name(self, tv: TypeVar) -> str:
+        name = self.type_var_names.get(tv)
+        if name is None:
+            name = self._unique(self._clean(tv.name_hint, "t"))
+            self.type_var_names[tv] = name
+        return name
+
+    # -- blocks ----------------------------------------------------------------------------------
+
+    def _lookup(self, e: Expr) -> str | None:
+        for scope in reversed(self.scopes):
+            hit = scope.get(e)
+            if hit is not None:
+                return hit
+        return None
+
+    def scope(self, expr: Expr) -> str:
+        """A block body: the temporaries and lets it needs, then its result."""
+        self.scopes.append({})
+        lines: list[str] = []
+        self.bindings.append(lines)
+        try:
+            while isinstance(expr, Let):
+                binder = self.bind_var(expr.var)
+                value = self.expr(expr.value, inline_ok=True)
+                lines.append(f"let {binder} = {value}{self.type_comment(expr.value)};")
+                expr = expr.body
+            result = self.expr(expr, inline_ok=True)
+            lines.append(result + self.type_comment(expr))
+        finally:
+            self.bindings.pop()
+            self.scopes.pop()
+        return "\n".join(lines)
+
+    def block(self, expr: Expr) -> str:
+        return "{\n" + _indent(self.scope(expr)) + "\n}"
+
+    def type_comment(self, e: Expr) -> str:
+        if not self.show_types or e._checked_type is None or isinstance(e, Var | GlobalVar | Op):
+            return ""
+        return f" /* ty={self.type(e._checked_type)} */"
+
+    # -- expressions -----------------------------------------------------------------------------
+
+    def expr(self, e: Expr, inline_ok: bool = False) -> str:
+        """The text referring to ``e``: inline text, or a temporary bound in the current block."""
+        hit = self._lookup(e)
+        if hit is not None:
+            return hit
+        if isinstance(e, ATOMIC_EXPRS):
+            return self.atom(e)
+        if _is_inline(e):
+            return self.render(e)
+        # Print dataflow descendants bottom-up without recursion.
+        stack: list[Expr] = [e]
+        while stack:
+            node = stack[-1]
+            if node is not e and (_is_inline(node) or self._lookup(node) is not None):
+                stack.pop()
+                continue
+            if isinstance(node, _DATAFLOW):
+                pending = [
+                    c
+                    for c in self._print_order(node)
+                    if not _is_inline(c) and self._lookup(c) is None
+                ]
+                if pending:
+                    stack.extend(reversed(pending))
+                    continue
+            stack.pop()
+            if node is not e:
+                self._bind_temp(node, self.render(node))
+        text = self.render(e)
+        if inline_ok and self.uses.get(e, 0) <= 1:
+            return text
+        return self._bind_temp(e, text)
+
+    def _bind_temp(self, e: Expr, text: str) -> str:
+        name = f"%{self.temps}"
+        self.temps += 1
+        self.bindings[-1].append(f"{name} = {text}{self.type_comment(e)};")
+        self.scopes[-1][e] = name
+        return name
+
+    @staticmethod
+    def _print_order(e: Expr) -> Iterable[Expr]:
+        if isinstance(e, Call):
+            return (*e.args, e.op)  # arguments are bound before the callee, as Relay did
+        return children(e)
+
+    def atom(self, e: Expr) -> str:
+        if isinstance(e, Var):
+            return self.var_name(e)
+        if isinstance(e, GlobalVar):
+            return f"@{e.name_hint}"
+        if isinstance(e, Op):
+            return e.name
+        if isinstance(e, Constructor):
+            return e.name_hint
+        assert isinstance(e, Constant)
+        literal = format_scalar(e.data)
+        if literal is not None:
+            return literal
+        index = self.meta_index.get(e)
+        if index is None:
+            index = len(self.meta)
+            self.meta.append(e)
+            self.meta_index[e] = index
+        return f"meta[relay.Constant][{index}]"
+
+    def render(self, e: Expr) -> str:
+        """The text of a non-atomic node (its children already printed or scoped)."""
+        if isinstance(e, Call):
+            return self.call(e)
+        if isinstance(e, Tuple):
+            fields = [self.expr(f) for f in e.fields]
+            return "(" + ", ".join(fields) + ("," if len(fields) == 1 else "") + ")"
+        if isinstance(e, TupleGetItem):
+            return f"{self.expr(e.tuple_value)}.{e.index}"
+        if isinstance(e, RefCreate):
+            return f"ref({self.expr(e.value)})"
+        if isinstance(e, RefRead):
+            return f"ref_read({self.expr(e.ref)})"
+        if isinstance(e, RefWrite):
+            return f"ref_write({self.expr(e.ref)}, {self.expr(e.value)})"
+        if isinstance(e, Function):
+            return self.function(e, prefix="fn ")
+        if isinstance(e, If):
+            cond = self.expr(e.cond)
+            return f"if ({cond}) {self.block(e.true_branch)} else {self.block(e.false_branch)}"
+        if isinstance(e, Match):
+            return self.match(e)
+        if isinstance(e, Let):
+            return "(\n" + _indent(self.scope(e)) + "\n)"
+        raise TypeError(f"cannot print {type(e).__name__}")
+
+    def call(self, e: Call) -> str:
+        args = [self.expr(a) for a in e.args]
+        args.extend(self.attrs(e.attrs))
+        if isinstance(e.op, Constructor) and not e.args and not e.attrs:
+            return e.op.name_hint
+        return f"{self.expr(e.op)}({', '.join(args)})"
+
+    def attrs(self, attrs: Attrs) -> list[str]:
+        return [f"{k}={format_attr_value(v)}" for k, v in attrs.items()]
+
+    def function(self, f: Function, prefix: str) -> str:
+        head = prefix
+        if f.type_params:
+            head += "[" + ", ".join(self.bind_type_var(tv) for tv in f.type_params) + "]"
+        params = [self.bind_var(p) for p in f.params]
+        params.extend(self.attrs(f.attrs))
+        head += "(" + ", ".join(params) + ") "
+        if f.ret_type is not None:
+            head += f"-> {self.type(f.ret_type)} "
+        return head + self.block(f.body)
+
+    def match(self, m: Match) -> str:
+        data = self.expr(m.data)
+        clauses = [self.clause(c) for c in m.clauses]
+        keyword = "match" if m.complete else "match?"
+        body = "".join("\n" + _indent(c) for c in clauses)
+        return f"{keyword} ({data}) {{{body}\n}}"
+
+    def clause(self, c: Clause) -> str:
+        lhs = self.pattern(c.lhs)
+        rhs = self.scope(c.rhs)
+        if "\n" in rhs:
+            return f"{lhs} => {{\n{_indent(rhs)}\n}},"
+        return f"{lhs} => {rhs},"
+
+    def pattern(self, p: Pattern) -> str:
+        if isinstance(p, PatternWildcard):
+            return "_"
+        if isinstance(p, PatternVar):
+            return self.bind_var(p.var)
+        if isinstance(p, PatternConstructor):
+            if not p.patterns:
+                return p.constructor.name_hint
+            inner = ", ".join(self.pattern(s) for s in p.patterns)
+            return f"{p.constructor.name_hint}({inner})"
+        assert isinstance(p, PatternTuple)
+        inner = ", ".join(self.pattern(s) for s in p.patterns)
+        return "(" + inner + ("," if len(p.patterns) == 1 else "") + ")"
+
+    # -- types -----------------------------------------------------------------------------------
+
+    def dim(self, d: object) -> str:
+        if isinstance(d, _AnyDim):
+            return "?"
+        if isinstance(d, TypeVar):
+            return self.type_var_name(d)
+        return str(d)
+
+    def type(self, t: Type) -> str:
+        if isinstance(t, TensorType):
+            dtype = t.dtype if isinstance(t.dtype, str) else self.type_var_name(t.dtype)
+            if not t.shape and isinstance(t.dtype, str):
+                return dtype
+            return f"Tensor[({', '.join(self.dim(d) for d in t.shape)}), {dtype}]"
+        if isinstance(t, TupleType):
+            fields = [self.type(f) for f in t.fields]
+            return "(" + ", ".join(fields) + ("," if len(fields) == 1 else "") + ")"
+        if isinstance(t, TypeVar):
+            return self.type_var_name(t)
+        if isinstance(t, GlobalTypeVar):
+            return t.name_hint
+        if isinstance(t, TypeCall):
+            return f"{self.type(t.func)}[{', '.join(self.type(a) for a in t.args)}]"
+        if isinstance(t, FuncType):
+            head = "fn "
+            if t.type_params:
+                head += "[" + ", ".join(self.bind_type_var(tv) for tv in t.type_params) + "]"
+            args = ", ".join(self.type(a) for a in t.arg_types)
+            return f"{head}({args}) -> {self.type(t.ret_type)}"
+        if isinstance(t, RefType):
+            return f"ref({self.type(t.value)})"
+        if isinstance(t, IncompleteType):
+            return "_"
+        if isinstance(t, TypeRelation):
+            return f"{t.name}({', '.join(self.type(a) for a in t.args)})"
+        if isinstance(t, TypeData):
+            return self.type_data(t)
+        raise TypeError(f"cannot print type {type(t).__name__}")
+
+    def type_data(self, d: TypeData) -> str:
+        head = d.header.name_hint
+        if d.type_params:
+            head += "[" + ", ".join(self.bind_type_var(tv) for tv in d.type_params) + "]"
+        if d.is_extern:
+            return f"extern type {head}"
+        lines = []
+        for c in d.constructors:
+            if c.inputs:
+                lines.append(f"{c.name_hint}({', '.join(self.type(t) for t in c.inputs)}),")
+            else:
+                lines.append(f"{c.name_hint},")
+        body = "".join("\n  " + line for line in lines)
+        return f"type {head} {{{body}\n}}"

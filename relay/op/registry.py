@@ -1,0 +1,216 @@
+"""The operator registry: one entry per primitive operator, holding all its rules.
+
+An :class:`OpDef` gathers everything the compiler knows about an operator:
+its attribute schema (typed, with defaults, validated), its numpy reference
+implementation (the interpreter's semantics and every test's oracle), and the
+slots that the type checker, AD, fusion and code generation read: the type
+relation, the gradient and JVP, the fusion pattern and the TVM lowering.
+A transformation that needs a rule the operator lacks gets
+:class:`MissingRuleError` naming the operator and the rule.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from relay.errors import CompileError
+from relay.ir.attrs import Attrs, AttrValue, normalize_attr_value
+from relay.ir.expr import Op
+from relay.ir.span import Span
+
+
+class OpPattern(enum.IntEnum):
+    """How an operator may fuse with its neighbours (Relay's OpPatternKind)."""
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_ELEMWISE_FUSABLE = 4
+    TUPLE = 7
+    OPAQUE = 8
+
+
+class MissingRuleError(CompileError):
+    """An operator lacks the rule a transformation needs (e.g. no gradient for ``argmax``)."""
+
+
+_ATTR_KINDS: dict[str, Callable[[AttrValue], bool]] = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "bool": lambda v: isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "ints": lambda v: (
+        isinstance(v, tuple) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+    ),
+    "floats": lambda v: (
+        isinstance(v, tuple)
+        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+    ),
+    "int_or_ints": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, tuple) and all(isinstance(x, int) and not isinstance(x, bool) for x in v))
+    ),
+    "dtype": lambda v: isinstance(v, str),
+    "any": lambda v: True,
+}
+
+_REQUIRED = object()
+
+
+@dataclass(frozen=True, slots=True)
+class AttrField:
+    """One attribute of an operator: its name, kind (a key of the kinds table), default.
+
+    ``kind`` is one of ``int``, ``float``, ``bool``, ``str``, ``ints``, ``floats``,
+    ``int_or_ints``, ``dtype``, ``any``; ``optional`` allows ``None``;
+    ``choices`` restricts string values.
+    """
+
+    name: str
+    kind: str
+    default: object = _REQUIRED
+    optional: bool = False
+    choices: tuple[str, ...] = ()
+
+    @property
+    def required(self) -> bool:
+        """True when the attribute has no default."""
+        return self.default is _REQUIRED
+
+
+def attr(
+    name: str,
+    kind: str,
+    default: object = _REQUIRED,
+    optional: bool = False,
+    choices: Sequence[str] = (),
+) -> AttrField:
+    """Declare an operator attribute (see :class:`AttrField`)."""
+    if kind not in _ATTR_KINDS:
+        raise ValueError(f"unknown attribute kind {kind!r}")
+    return AttrField(name, kind, default, optional, tuple(choices))
+
+
+class AttrValidationError(ValueError):
+    """Attributes that do not fit an operator's schema; callers add a span and re-raise."""
+
+
+@dataclass(slots=True, eq=False)
+class OpDef:
+    """Everything known about one operator. Slots left ``None`` are filled by later issues."""
+
+    name: str
+    num_inputs: int
+    op: Op
+    attrs_schema: tuple[AttrField, ...] = ()
+    reference: Callable[..., Any] | None = None
+    type_relation: Callable[..., Any] | None = None
+    gradient: Callable[..., Any] | None = None
+    jvp: Callable[..., Any] | None = None
+    pattern: OpPattern = OpPattern.OPAQUE
+    lowering: Callable[..., Any] | None = None
+    doc: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def validate_attrs(self, attrs: Attrs | dict[str, object] | None) -> Attrs:
+        """``attrs`` checked against the schema, with defaults filled in, in schema order."""
+        given = dict(attrs or {})
+        out: dict[str, object] = {}
+        for f in self.attrs_schema:
+            if f.name in given:
+                value = normalize_attr_value(given.pop(f.name))
+                if not ((value is None and f.optional) or _ATTR_KINDS[f.kind](value)):
+                    raise AttrValidationError(
+                        f"attribute {f.name} of {self.name} must be {f.kind}, got {value!r}"
+                    )
+                if f.choices and value not in f.choices:
+                    choices = ", ".join(repr(c) for c in f.choices)
+                    raise AttrValidationError(
+                        f"attribute {f.name} of {self.name} must be one of {choices}, got {value!r}"
+                    )
+                out[f.name] = value
+            elif f.required:
+                raise AttrValidationError(f"{self.name} requires attribute {f.name}")
+            else:
+                out[f.name] = f.default
+        if given:
+            raise AttrValidationError(f"{self.name} has no attribute {', '.join(sorted(given))}")
+        return Attrs(out)
+
+    def rule(self, slot: str, span: Span | None = None) -> Callable[..., Any]:
+        """The rule in ``slot`` (e.g. ``"gradient"``), or :class:`MissingRuleError`."""
+        value = getattr(self, slot, None)
+        if value is None:
+            raise MissingRuleError(f"operator {self.name} has no {slot} rule", span)
+        assert callable(value)
+        rule: Callable[..., Any] = value
+        return rule
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register_op(
+    name: str,
+    num_inputs: int,
+    *,
+    attrs: Sequence[AttrField] = (),
+    reference: Callable[..., Any] | None = None,
+    pattern: OpPattern = OpPattern.OPAQUE,
+    doc: str = "",
+    **rules: Callable[..., Any] | None,
+) -> OpDef:
+    """Register operator ``name`` taking ``num_inputs`` arguments (-1: variadic).
+
+    ``rules`` may set ``type_relation``, ``gradient``, ``jvp`` and ``lowering``.
+    """
+    if name in _REGISTRY:
+        raise ValueError(f"operator {name} is already registered")
+    unknown = set(rules) - {"type_relation", "gradient", "jvp", "lowering"}
+    if unknown:
+        raise TypeError(f"unknown operator rule(s): {', '.join(sorted(unknown))}")
+    opdef = OpDef(
+        name=name,
+        num_inputs=num_inputs,
+        op=Op(name),
+        attrs_schema=tuple(attrs),
+        reference=reference,
+        pattern=pattern,
+        doc=doc,
+        type_relation=rules.get("type_relation"),
+        gradient=rules.get("gradient"),
+        jvp=rules.get("jvp"),
+        lowering=rules.get("lowering"),
+    )
+    _REGISTRY[name] = opdef
+    return opdef
+
+
+def _ensure_loaded() -> None:
+    import relay.op  # noqa: F401  (registers the operator definitions)
+
+
+def get_op(name: str) -> OpDef:
+    """The registered operator ``name``; raises ``KeyError`` if unknown."""
+    if name not in _REGISTRY:
+        _ensure_loaded()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown operator {name}") from None
+
+
+def has_op(name: str) -> bool:
+    """Whether an operator called ``name`` is registered."""
+    _ensure_loaded()
+    return name in _REGISTRY
+
+
+def list_ops() -> list[str]:
+    """The names of all registered operators, sorted."""
+    _ensure_loaded()
+    return sorted(_REGISTRY)
