@@ -66,12 +66,13 @@ def parse_expr(text: str, source_name: str = "<string>") -> Expr:
     return _parse_expr(text, source_name)
 
 
-def interpret(program: Module | Expr, *args: _Any) -> _Any:
+def interpret(program: Module | Expr, *args: _Any, mod: Module | None = None) -> _Any:
     """Run ``program`` (a module's ``main``, a function or a closed expression) on ``args``
-    with the reference interpreter; numpy arrays in, numpy arrays (tuples, ADT values) out."""
+    with the reference interpreter; numpy arrays in, numpy arrays (tuples, ADT values) out.
+    A function or expression that calls globals finds them in ``mod``."""
     from relay.backend.interpreter import interpret as _interpret
 
-    return _interpret(program, *args)
+    return _interpret(program, *args, mod=mod)
 
 
 def prelude() -> Module:

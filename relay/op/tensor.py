@@ -29,8 +29,10 @@ def _check_int_divisor(b: Array) -> None:
 
 
 def _divide(a: Array, b: Array) -> Array:
-    if np.issubdtype(a.dtype, np.integer):
+    if np.issubdtype(np.result_type(a, b), np.integer):
         _check_int_divisor(b)
+        if np.issubdtype(a.dtype, np.unsignedinteger):
+            return _arr(np.floor_divide(a, b))
         q = np.abs(a) // np.abs(b)
         neg = (a < 0) != (b < 0)
         return _arr(np.where(neg, -q, q).astype(np.result_type(a, b)))
@@ -38,7 +40,7 @@ def _divide(a: Array, b: Array) -> Array:
 
 
 def _floor_divide(a: Array, b: Array) -> Array:
-    if np.issubdtype(a.dtype, np.integer):
+    if np.issubdtype(np.result_type(a, b), np.integer):
         _check_int_divisor(b)
         return _arr(np.floor_divide(a, b))
     return _arr(np.floor(np.divide(a, b)))
