@@ -52,18 +52,22 @@ def assert_structural_equal(a: object, b: object, map_free_vars: bool = False) -
     _assert(a, b, map_free_vars=map_free_vars)
 
 
-def parse(text: str, source_name: str = "<string>") -> Module:
-    """Parse a module in the Relay text format (``#[version = "0.0.5"]`` header optional)."""
+def parse(text: str, source_name: str = "<string>", *, module: Module | None = None) -> Module:
+    """Parse a module in the Relay text format (``#[version = "0.0.5"]`` header optional).
+
+    ``module`` (e.g. ``relay.prelude()``) supplies definitions the text may use; the
+    result is a copy of it with the text's definitions added."""
     from relay.ir.parser import parse as _parse
 
-    return _parse(text, source_name)
+    return _parse(text, source_name, module=module)
 
 
-def parse_expr(text: str, source_name: str = "<string>") -> Expr:
-    """Parse a single expression in the Relay text format."""
+def parse_expr(text: str, source_name: str = "<string>", *, module: Module | None = None) -> Expr:
+    """Parse a single expression in the Relay text format (globals, types and
+    constructors it names come from ``module``)."""
     from relay.ir.parser import parse_expr as _parse_expr
 
-    return _parse_expr(text, source_name)
+    return _parse_expr(text, source_name, module=module)
 
 
 def interpret(program: Module | Expr, *args: _Any, mod: Module | None = None) -> _Any:
