@@ -32,7 +32,7 @@ def run(*cmd: str | Path) -> int:
 
 def setup() -> None:
     """Create .venv and install relay (editable) with its dev extras, if not done already."""
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036  (a clear message on an old Python)
         sys.exit("relay needs Python 3.11 or newer")
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if PY.exists() and STAMP.exists() and STAMP.read_text() == digest:
@@ -54,8 +54,23 @@ def demo() -> int:
 def test() -> int:
     """Lint, type-check and run the whole test suite; non-zero if any step fails."""
     steps = [
-        ("ruff check", [BIN / "ruff", "check", "relay", "tests", "examples", "benchmarks", "dev.py"]),
-        ("ruff format", [BIN / "ruff", "format", "--check", "relay", "tests", "examples", "benchmarks", "dev.py"]),
+        (
+            "ruff check",
+            [BIN / "ruff", "check", "relay", "tests", "examples", "benchmarks", "dev.py"],
+        ),
+        (
+            "ruff format",
+            [
+                BIN / "ruff",
+                "format",
+                "--check",
+                "relay",
+                "tests",
+                "examples",
+                "benchmarks",
+                "dev.py",
+            ],
+        ),
         ("mypy", [BIN / "mypy"]),
         ("pytest", [PY, "-m", "pytest", "-q", "-n", str(min(os.cpu_count() or 1, 4))]),
     ]

@@ -25,8 +25,19 @@ class RelayError(Exception):
     def __init__(self, message: str, span: Span | None = None, notes: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.message = message
-        self.span = span
         self.notes = notes
+        self.span = span
+
+    @property
+    def span(self) -> Span | None:
+        """The region of the source this error is about."""
+        return self._span
+
+    @span.setter
+    def span(self, span: Span | None) -> None:
+        # Quote the source now: a later parse may register other text under the same name.
+        self._span = span
+        self.quoted = span.render() if span is not None else ""
 
     def __str__(self) -> str:
         if self.span is None:
@@ -34,7 +45,7 @@ class RelayError(Exception):
             quoted = ""
         else:
             head = f"{self.span}: {self.message}"
-            quoted = self.span.render()
+            quoted = self.quoted
         parts = [head]
         if quoted:
             parts.append(quoted)

@@ -51,3 +51,12 @@ def test_span_merge():
     b = Span("s", 2, 1, 2, 3)
     assert a.merge(b) == Span("s", 1, 5, 2, 3)
     assert b.merge(a) == Span("s", 1, 5, 2, 3)
+
+
+def test_the_source_is_quoted_when_the_error_is_made():
+    register_source("again.rly", "first text")
+    err = ParseError("oops", Span("again.rly", 1, 1, 1, 6))
+    register_source("again.rly", "other text")
+    assert str(err) == "again.rly:1:1: oops\nfirst text\n^^^^^"
+    err.span = Span("again.rly", 1, 7, 1, 11)
+    assert str(err) == "again.rly:1:7: oops\nother text\n      ^^^^"

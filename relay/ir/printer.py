@@ -61,6 +61,7 @@ from relay.ir.expr import (
 )
 from relay.ir.module import Module
 from relay.ir.types import (
+    DTYPES,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
@@ -80,6 +81,28 @@ VERSION = "0.0.5"
 HEADER = f'#[version = "{VERSION}"]'
 
 _DATAFLOW = (Call, Tuple, TupleGetItem, RefCreate, RefRead, RefWrite)
+
+_RESERVED_TYPE_NAMES = frozenset(
+    {
+        *DTYPES,
+        "Tensor",
+        "fn",
+        "ref",
+        "let",
+        "if",
+        "else",
+        "match",
+        "type",
+        "extern",
+        "def",
+        "free_var",
+        "meta",
+        "True",
+        "False",
+        "None",
+        "_",
+    }
+)
 
 _INT_SUFFIX = {
     "int8": "i8",
@@ -206,7 +229,10 @@ class _Printer:
         return text + self.metadata()
 
     def module(self, mod: Module) -> str:
-        parts = [self.type_data(d) for d in mod.type_definitions.values()]
+        parts = []
+        for data in mod.type_definitions.values():
+            self._reset_names()
+            parts.append(self.type_data(data))
         for gv, func in mod.functions.items():
             self._reset_names()
             self.uses = _count_uses(func)
@@ -269,15 +295,20 @@ class _Printer:
             return f"{name}: {self.type(v.type_annotation)}"
         return name
 
+    def _type_var_base(self, hint: str) -> str:
+        base = self._clean(hint, "t")
+        # a type variable must not read back as a dtype, a keyword or a defined type
+        return base + "_" if base in _RESERVED_TYPE_NAMES else base
+
     def bind_type_var(self, tv: TypeVar) -> str:
-        name = self._unique(self._clean(tv.name_hint, "t"))
+        name = self._unique(self._type_var_base(tv.name_hint))
         self.type_var_names[tv] = name
         return name if tv.kind is Kind.TYPE else f"{name}: {tv.kind.value}"
 
     def type_var_name(self, tv: TypeVar) -> str:
         name = self.type_var_names.get(tv)
         if name is None:
-            name = self._unique(self._clean(tv.name_hint, "t"))
+            name = self._unique(self._type_var_base(tv.name_hint))
             self.type_var_names[tv] = name
         return name
 
@@ -290,13 +321,18 @@ class _Printer:
                 return hit
         return None
 
-    def scope(self, expr: Expr) -> str:
-        """A block body: the temporaries and lets it needs, then its result."""
+    def scope(self, expr: Expr, enter: Let | None = None) -> str:
+        """A block body: the temporaries and lets it needs, then its result.
+
+        ``enter`` is a shared let printed as its own block (inside parentheses)."""
         self.scopes.append({})
         lines: list[str] = []
         self.bindings.append(lines)
         try:
-            while isinstance(expr, Let):
+            # A let shared with another use is printed once, as a temporary, not re-walked.
+            while isinstance(expr, Let) and (
+                expr is enter or (self._lookup(expr) is None and self.uses.get(expr, 0) <= 1)
+            ):
                 binder = self.bind_var(expr.var)
                 value = self.expr(expr.value, inline_ok=True)
                 lines.append(f"let {binder} = {value}{self.type_comment(expr.value)};")
@@ -407,7 +443,7 @@ class _Printer:
         if isinstance(e, Match):
             return self.match(e)
         if isinstance(e, Let):
-            return "(\n" + _indent(self.scope(e)) + "\n)"
+            return "(\n" + _indent(self.scope(e, enter=e)) + "\n)"
         raise TypeError(f"cannot print {type(e).__name__}")
 
     def call(self, e: Call) -> str:

@@ -10,8 +10,8 @@ from relay.ir import (
     Attrs,
     Call,
     Constructor,
-    FuncType,
     Function,
+    FuncType,
     GlobalTypeVar,
     GlobalVar,
     IncompleteType,
@@ -105,7 +105,7 @@ def test_attrs_are_immutable_structural_and_typed():
 def test_ops_are_interned():
     assert Op.get("add") is Op.get("add")
     assert Op.get("add").definition.name == "add"
-    with pytest.raises(KeyError, match="unknown operator nn.nothing"):
+    with pytest.raises(KeyError, match=r"unknown operator nn\.nothing"):
         Op.get("nn.nothing")
 
 

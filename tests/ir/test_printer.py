@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import relay
 from relay.ir import (
     Any,
     Attrs,
     Call,
     Clause,
     Constructor,
-    FuncType,
     Function,
+    FuncType,
     GlobalTypeVar,
     GlobalVar,
     If,
@@ -65,10 +66,7 @@ def test_graph_form_binds_arguments_and_inlines_the_result():
     x, y, z = Var("x", TensorType((10,), "float32")), Var("y"), Var("z")
     f = Function((x, y, z), add(add(x, y), z))
     assert astext(f) == (
-        "fn (%x: Tensor[(10), float32], %y, %z) {\n"
-        "  %0 = add(%x, %y);\n"
-        "  add(%0, %z)\n"
-        "}"
+        "fn (%x: Tensor[(10), float32], %y, %z) {\n  %0 = add(%x, %y);\n  add(%0, %z)\n}"
     )
 
 
@@ -170,9 +168,7 @@ def test_closures_are_bound_when_called():
     x, y = Var("x"), Var("y")
     inner = Function((y,), add(x, y))
     f = Function((x,), Call(inner, (x,)))
-    assert astext(f) == (
-        "fn (%x) {\n  %0 = fn (%y) {\n    add(%x, %y)\n  };\n  %0(%x)\n}"
-    )
+    assert astext(f) == ("fn (%x) {\n  %0 = fn (%y) {\n    add(%x, %y)\n  };\n  %0(%x)\n}")
 
 
 def test_module_with_adt_match_and_type_params():
@@ -198,7 +194,9 @@ def test_module_with_adt_match_and_type_params():
     q = Var("q", TensorType((n, 3), "float32"))
     mod["hd"] = Function(
         (q, xs),
-        Match(xs, (Clause(PatternConstructor(cons, (PatternVar(h), PatternWildcard())), h),), False),
+        Match(
+            xs, (Clause(PatternConstructor(cons, (PatternVar(h), PatternWildcard())), h),), False
+        ),
         None,
         (a, n),
     )
@@ -345,3 +343,34 @@ def test_deep_programs_print_without_recursion():
         body = Let(vs[i], add(vs[i - 1] if i else x, const(1.0)), body)
     text = astext(Function((x,), body))
     assert text.splitlines()[100_000] == "  let %v99999 = add(%v99998, 1f);"
+
+
+def test_type_definitions_name_their_params_independently():
+    mod = Module()
+    for name in ("Option", "Box"):
+        a = TypeVar("A")
+        gtv = GlobalTypeVar(name)
+        mod.add_type(TypeData(gtv, (a,), (Constructor(f"{name}C", (a,), gtv, 0),)))
+    assert astext(mod) == (
+        '#[version = "0.0.5"]\ntype Option[A] {\n  OptionC(A),\n}\n\ntype Box[A] {\n  BoxC(A),\n}\n'
+    )
+
+
+def test_type_variables_never_print_as_reserved_names():
+    d = TypeVar("float32")
+    t = TypeVar("Tensor")
+    assert (
+        astext(FuncType((d, t), d, (d, t)))
+        == "fn [float32_, Tensor_](float32_, Tensor_) -> float32_"
+    )
+
+
+def test_a_let_shared_with_its_own_binding_prints_once():
+    x, inner_var = Var("x"), Var("i")
+    inner = Let(inner_var, add(x, x), inner_var)
+    outer = Let(Var("o"), inner, inner)
+    text = astext(Function((x,), outer))
+    assert relay.astext(relay.parse_expr(text)) == text
+    assert text == (
+        "fn (%x) {\n  %0 = (\n    let %i = add(%x, %x);\n    %i\n  );\n  let %o = %0;\n  %0\n}"
+    )

@@ -53,6 +53,7 @@ def assert_module_round_trips(mod: Module) -> str:
     parsed = relay.parse(text)
     relay.assert_structural_equal(parsed, mod)
     assert relay.structural_equal(parsed, mod)
+    assert relay.structural_hash(parsed) == relay.structural_hash(mod)
     assert relay.astext(parsed) == text
     return text
 
@@ -62,6 +63,9 @@ def assert_expr_round_trips(expr: Expr) -> str:
     parsed = relay.parse_expr(text)
     relay.assert_structural_equal(parsed, expr, map_free_vars=True)
     assert relay.structural_equal(parsed, expr, map_free_vars=True)
+    assert relay.structural_hash(parsed, map_free_vars=True) == relay.structural_hash(
+        expr, map_free_vars=True
+    )
     assert relay.astext(parsed) == text
     return text
 
