@@ -56,7 +56,7 @@ def test() -> int:
     steps = [
         (
             "ruff check",
-            [BIN / "ruff", "check", "relay", "tests", "examples", "benchmarks", "dev.py"],
+            [BIN / "ruff", "check", "relay", "tests", "examples", "benchmarks", "docs", "dev.py"],
         ),
         (
             "ruff format",
