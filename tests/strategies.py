@@ -23,10 +23,9 @@ the enclosing block, which later siblings may reuse to make the program a DAG.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any as TypingAny, NamedTuple
+from typing import Any as TypingAny, Literal, NamedTuple
 
 import numpy as np
 from hypothesis import strategies as st
@@ -149,12 +148,29 @@ VAR_NAMES: tuple[str, ...] = (
     "v0",
     "data",
     "weight",
+    "é",
 )
 """Variable name hints, including ones the printer must rename (``0``, ``a.b``, ``""``) and
 ones that collide with the names it invents (``x1``, ``v0``)."""
 
-TYPE_VAR_NAMES: tuple[str, ...] = ("A", "B", "T", "n", "m", "d", "A1", "")
-"""Type variable name hints; none of them is a dtype, a keyword or a type definition's name."""
+TYPE_VAR_NAMES: tuple[str, ...] = (
+    "A",
+    "B",
+    "T",
+    "n",
+    "m",
+    "A1",
+    "",
+    "_",
+    "int8",
+    "Tensor",
+    "fn",
+    "List",
+    "Option",
+)
+"""Type variable name hints, including ones the printer must rename: ``_`` (an unknown type),
+a dtype and keywords. (Not yet the name of a type definition of the module, such as ``List``:
+the printer prints ``def @f[List](%z: List[List])``, which parses differently.)"""
 
 
 def var_names() -> st.SearchStrategy[str]:
@@ -173,7 +189,6 @@ NUMPY_DTYPES: tuple[str, ...] = tuple(d for d in DTYPES if d != "bfloat16")
 """The dtypes numpy can hold (constants of these can be built)."""
 
 INT_DTYPES: tuple[str, ...] = tuple(d for d in DTYPES if d.startswith(("int", "uint")))
-FLOAT_DTYPES: tuple[str, ...] = ("float16", "float32", "float64")
 
 
 def dtypes() -> st.SearchStrategy[str]:
@@ -250,10 +265,12 @@ def draw_type(draw: Draw, scope: TypeScope, depth: int = 2) -> Type:
         leaf_kinds.append("incomplete")
     kinds = leaf_kinds + (["tuple", "func", "ref", "adt"] if depth > 0 else [])
     kind = draw(st.sampled_from(kinds))
-    if kind == "tensor":
-        return draw(tensor_types(shape_vars, dtype_vars))
+    if kind == "tensor" or (kind == "adt" and not scope.adts):
+        tensor: TensorType = draw(tensor_types(shape_vars, dtype_vars))
+        return tensor
     if kind == "var":
-        return draw(st.sampled_from(scope.of_kind(Kind.TYPE)))
+        tv: TypeVar = draw(st.sampled_from(scope.of_kind(Kind.TYPE)))
+        return tv
     if kind == "incomplete":
         return IncompleteType()
     if kind == "tuple":
@@ -268,8 +285,6 @@ def draw_type(draw: Draw, scope: TypeScope, depth: int = 2) -> Type:
         args = tuple(draw_type(draw, inner, depth - 1) for _ in range(n))
         return FuncType(args, draw_type(draw, inner, depth - 1), tuple(tps))
     assert kind == "adt"
-    if not scope.adts:
-        return draw(tensor_types(shape_vars, dtype_vars))
     data = draw(st.sampled_from(list(scope.adts)))
     return _adt_ref(draw, data, lambda: draw_type(draw, scope, depth - 1))
 
@@ -299,7 +314,7 @@ def scalar_values(dtype: str, finite: bool = False) -> st.SearchStrategy[TypingA
     if dtype in INT_DTYPES:
         lo, hi = _int_bounds(dtype)
         return st.one_of(st.integers(lo, hi), st.sampled_from([lo, hi, 0, -1 if lo < 0 else 1]))
-    width = {"float16": 16, "float32": 32, "float64": 64}[dtype]
+    width: Literal[16, 32, 64] = 16 if dtype == "float16" else 32 if dtype == "float32" else 64
     return st.floats(
         width=width, allow_nan=not finite, allow_infinity=not finite, allow_subnormal=True
     )
@@ -323,11 +338,11 @@ def array_constants(draw: Draw, dtype: str | None = None, finite: bool = False) 
 
 
 def constants(finite: bool = False) -> st.SearchStrategy[Constant]:
-    """Scalar constants (mostly) and arrays."""
+    """Scalar and array constants."""
     return st.one_of(scalar_constants(finite=finite), array_constants(finite=finite))
 
 
-def attr_values(depth: int = 2) -> st.SearchStrategy[TypingAny]:
+def attr_values() -> st.SearchStrategy[TypingAny]:
     """Attribute values: ints, finite floats, strings, bools, None and nested tuples."""
     leaves = st.one_of(
         st.integers(-(2**40), 2**40),
@@ -421,10 +436,6 @@ class ProgramConfig:
     block (a ``let`` used as an argument) to the enclosing one. The printer then prints such a
     node once per block, so parsing splits the DAG. Without it, a node is only reused in the
     block that prints it first or in blocks nested there, and the text keeps all sharing."""
-    share_lets: bool = False
-    """Reuse ``let`` expressions too. The printer prints a let chain in a block's tail without
-    looking up whether it is already named, so a shared let is printed twice and parsing splits
-    it (two copies binding different variables)."""
     annotations: bool = True
     """Put type annotations on binders and return types."""
     nonfinite: bool = True
@@ -435,10 +446,10 @@ class ProgramConfig:
     """Allow ``_`` (IncompleteType) in annotations."""
     free_vars: bool = True
     """Let expressions use variables that are declared free (``free_var``)."""
-    literal_postfix: bool = False
+    literal_postfix: bool = True
     """Allow a scalar literal as the tuple of a projection or as a callee (``(1).0``,
-    ``(-1f)(%x)``). Ill-typed, and the printer does not parenthesise them yet: it prints
-    ``1.0`` (a float literal) and ``-1f.0`` (which parses as ``negative(1f.0)``)."""
+    ``(-1f)(%x)``). Ill-typed, but the printer must parenthesise them: the projection of the
+    int32 literal ``1`` would otherwise print as ``1.0``, a float literal."""
 
 
 @dataclass
@@ -577,9 +588,7 @@ class _ExprGen:
             return shared
         e = getattr(self, "gen_" + kind)(scope, depth - 1)
         assert isinstance(e, Expr)
-        if not isinstance(e, Var | GlobalVar | Constant | Op | Constructor) and (
-            self.config.share_lets or not isinstance(e, Let)
-        ):
+        if not isinstance(e, Var | GlobalVar | Constant | Op | Constructor):
             scope.pool.append(e)
         return e
 
@@ -706,17 +715,12 @@ def expressions(
     free: list[Var] = []
     if config.free_vars:
         for _ in range(draw(st.integers(0, 3))):
-            ty = draw(st.none() | draw_type_strategy(_closed_type_scope(type_defs)))
+            ty = draw(st.none() | types(_closed_type_scope(type_defs)))
             free.append(Var(draw(var_names()), ty))
     ctors = tuple(c for d in type_defs for c in d.constructors)
     scope = _Scope(tuple(free), _closed_type_scope(type_defs), tuple(global_vars), ctors)
     gen = _ExprGen(draw, config)
     return gen.expr(scope, config.max_depth)
-
-
-def draw_type_strategy(scope: TypeScope, depth: int = 2) -> st.SearchStrategy[Type]:
-    """:func:`draw_type` as a strategy."""
-    return types(scope, depth)
 
 
 @st.composite
@@ -821,6 +825,7 @@ class _TypedGen:
         return n
 
     def small_floats(self) -> st.SearchStrategy[float]:
+        # No subnormals: compiled kernels may flush them to zero where numpy does not.
         return st.floats(-2, 2, width=32).map(lambda x: 0.0 if abs(x) < 1e-3 else x)
 
     def const(self, ty: TensorType) -> Constant:
@@ -912,10 +917,10 @@ class _TypedGen:
             )
         return Call(Op.get(name), (self.expr(lhs_ty, scope, d), self.expr(rhs_ty, scope, d)))
 
-    def function(self, name_args: Sequence[Type], scope: _TypedScope, depth: int) -> Function:
-        params = [Var(self.draw(var_names()), a) for a in name_args]
+    def function(self, arg_types: Sequence[Type], scope: _TypedScope, depth: int) -> Function:
+        params = [Var(self.draw(var_names()), a) for a in arg_types]
         inner = scope
-        for p, a in zip(params, name_args, strict=True):
+        for p, a in zip(params, arg_types, strict=True):
             inner = inner.with_var(p, a)
         return Function(tuple(params), self.expr(self.t, inner, depth), self.t)
 
@@ -944,13 +949,3 @@ def well_typed_programs(
         arr = draw(hnp.arrays(np.float32, ty.concrete_shape(), elements=gen.small_floats()))
         args.append(np.asarray(arr, dtype="float32"))
     return TypedProgram(mod, tuple(args))
-
-
-def is_finite_constant(c: Constant) -> bool:
-    """Whether every element of ``c`` is finite (always true for ints and bools)."""
-    return c.data.dtype.kind not in "fc" or bool(np.all(np.isfinite(c.data)))
-
-
-def prints_inline(c: Constant) -> bool:
-    """Whether ``c`` prints as a literal rather than in the metadata section."""
-    return c.data.ndim == 0 and (c.data.dtype.kind != "f" or math.isfinite(float(c.data)))

@@ -42,6 +42,7 @@ from relay.ir.expr import (
     TupleGetItem,
     Var,
     children,
+    pattern_vars,
 )
 from relay.ir.types import Type
 
@@ -83,6 +84,11 @@ class ExprFunctor(Generic[R]):
     """
 
     _defaults: ClassVar[frozenset[str]] = frozenset()
+    previsit: ClassVar[frozenset[type]] = frozenset()
+    """Node classes whose children are visited (bottom-up, without recursion) before the
+    node's own ``visit_<kind>`` even when a subclass overrides it. Set it for overrides
+    that visit all of the node's children anyway, e.g. a post-order ``visit_call``, so
+    deep nests of that kind need no recursion."""
     _expandable_cache: ClassVar[dict[type, frozenset[type]]] = {}
 
     def __init__(self) -> None:
@@ -100,7 +106,7 @@ class ExprFunctor(Generic[R]):
                 owner = next(k for k in cls.__mro__ if name in k.__dict__)
                 if name in owner.__dict__.get("_defaults", ()):
                     out.add(node_cls)
-            cached = frozenset(out)
+            cached = frozenset(out) | cls.previsit
             ExprFunctor._expandable_cache[cls] = cached
         return cached
 
@@ -130,7 +136,16 @@ class ExprFunctor(Generic[R]):
         return result
 
     def visit_children_of(self, expr: Expr) -> Sequence[Expr]:
-        """The children the default ``visit_<kind>`` of ``expr`` visits, in order."""
+        """The children the default ``visit_<kind>`` of ``expr`` visits, in order.
+
+        A match's pattern variables come before their clause's body, as binders do
+        elsewhere."""
+        if isinstance(expr, Match):
+            out: list[Expr] = [expr.data]
+            for clause in expr.clauses:
+                out.extend(pattern_vars(clause.lhs))
+                out.append(clause.rhs)
+            return out
         return children(expr)
 
     def _dispatch(self, expr: Expr) -> R:

@@ -172,6 +172,24 @@ def format_attr_value(value: AttrValue) -> str:
     return "[" + ", ".join(format_attr_value(v) for v in value) + "]"
 
 
+def _binds_type_vars(t: Type) -> bool:
+    """Whether printing ``t`` binds type variables (a polymorphic function type inside)."""
+    stack: list[Type] = [t]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, FuncType):
+            if t.type_params:
+                return True
+            stack.extend((*t.arg_types, t.ret_type))
+        elif isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, TypeCall):
+            stack.extend(t.args)
+        elif isinstance(t, RefType):
+            stack.append(t.value)
+    return False
+
+
 def _is_inline(e: Expr) -> bool:
     """Atoms, and calls of constructors without arguments (``Nil``), always print inline."""
     return isinstance(e, ATOMIC_EXPRS) or (
@@ -200,12 +218,14 @@ class _Printer:
         self.show_types = show_types
         self.meta: list[Constant] = []
         self.meta_index: dict[Constant, int] = {}
+        self.type_names: frozenset[str] = frozenset()
         self._reset_names()
 
     def _reset_names(self) -> None:
         self.var_names: dict[Var, str] = {}
         self.type_var_names: dict[TypeVar, str] = {}
         self.used: set[str] = set()
+        self.next_suffix: dict[str, int] = {}
         self.temps = 0
         self.uses: dict[Expr, int] = {}
         self.scopes: list[dict[Expr, str]] = [{}]
@@ -229,6 +249,7 @@ class _Printer:
         return text + self.metadata()
 
     def module(self, mod: Module) -> str:
+        self.type_names = frozenset(t.name_hint for t in mod.type_definitions)
         parts = []
         for data in mod.type_definitions.values():
             self._reset_names()
@@ -266,16 +287,20 @@ class _Printer:
 
     def _unique(self, base: str) -> str:
         name = base
-        i = 0
-        while name in self.used:
-            i += 1
+        if name in self.used:
+            i = self.next_suffix.get(base, 1)
+            while f"{base}{i}" in self.used:
+                i += 1
+            self.next_suffix[base] = i + 1
             name = f"{base}{i}"
         self.used.add(name)
         return name
 
     @staticmethod
     def _clean(hint: str, prefix: str) -> str:
-        cleaned = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in hint)
+        cleaned = "".join(
+            ch if (ch.isascii() and ch.isalnum()) or ch == "_" else "_" for ch in hint
+        )
         if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
             cleaned = prefix + cleaned
         return cleaned
@@ -298,7 +323,8 @@ class _Printer:
     def _type_var_base(self, hint: str) -> str:
         base = self._clean(hint, "t")
         # a type variable must not read back as a dtype, a keyword or a defined type
-        return base + "_" if base in _RESERVED_TYPE_NAMES else base
+        reserved = base in _RESERVED_TYPE_NAMES or base in self.type_names
+        return base + "_" if reserved else base
 
     def bind_type_var(self, tv: TypeVar) -> str:
         name = self._unique(self._type_var_base(tv.name_hint))
@@ -350,7 +376,15 @@ class _Printer:
     def type_comment(self, e: Expr) -> str:
         if not self.show_types or e._checked_type is None or isinstance(e, Var | GlobalVar | Op):
             return ""
-        return f" /* ty={self.type(e._checked_type)} */"
+        ty = e._checked_type
+        if not _binds_type_vars(ty):
+            return f" /* ty={self.type(ty)} */"
+        # Names bound inside a comment must not shift the program's own names.
+        saved = (dict(self.type_var_names), set(self.used), dict(self.next_suffix))
+        try:
+            return f" /* ty={self.type(ty)} */"
+        finally:
+            self.type_var_names, self.used, self.next_suffix = saved
 
     # -- expressions -----------------------------------------------------------------------------
 
@@ -428,7 +462,10 @@ class _Printer:
             fields = [self.expr(f) for f in e.fields]
             return "(" + ", ".join(fields) + ("," if len(fields) == 1 else "") + ")"
         if isinstance(e, TupleGetItem):
-            return f"{self.expr(e.tuple_value)}.{e.index}"
+            tup = self.expr(e.tuple_value)
+            if tup[0].isdigit() or tup[0] == "-":  # `1.0` would read as a float literal
+                tup = f"({tup})"
+            return f"{tup}.{e.index}"
         if isinstance(e, RefCreate):
             return f"ref({self.expr(e.value)})"
         if isinstance(e, RefRead):

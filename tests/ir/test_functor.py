@@ -651,3 +651,47 @@ def test_free_vars_of_generated_expressions_are_the_declared_ones(expr: Expr) ->
     assert set(all_vars(expr)) == bound | set(free)
     # A function of the free variables closes the expression.
     assert free_vars(Function(tuple(free), expr)) == []
+
+
+def test_previsit_lets_a_post_order_override_walk_deep_nests():
+    from relay.ir import Call, Op, Var, const
+    from relay.ir.functor import ExprMutator
+
+    e = Var("x")
+    for _ in range(100_000):
+        e = Call(Op.get("add"), (e, const(1.0)))
+
+    class AddToSub(ExprMutator):
+        previsit = frozenset({Call})
+
+        def visit_call(self, call):
+            new = super().visit_call(call)
+            return Call(Op.get("subtract"), new.args) if new.op is Op.get("add") else new
+
+    out = AddToSub().visit(e)
+    depth = 0
+    while isinstance(out, Call):
+        assert out.op is Op.get("subtract")
+        out = out.args[0]
+        depth += 1
+    assert depth == 100_000
+
+
+def test_match_pattern_variables_are_visited_before_their_clause_body():
+    from relay.ir import Clause, Match, PatternVar, Var, const
+    from relay.ir.functor import ExprVisitor
+
+    d, h = Var("d"), Var("h")
+    one = const(1.0)
+    m = Match(d, (Clause(PatternVar(h), one),))
+    order = []
+
+    class Order(ExprVisitor):
+        def visit_var(self, var):
+            order.append(var)
+
+        def visit_constant(self, c):
+            order.append(c)
+
+    Order().visit(m)
+    assert order == [d, h, one]

@@ -374,3 +374,33 @@ def test_a_let_shared_with_its_own_binding_prints_once():
     assert text == (
         "fn (%x) {\n  %0 = (\n    let %i = add(%x, %x);\n    %i\n  );\n  let %o = %0;\n  %0\n}"
     )
+
+
+def test_projection_of_a_literal_is_parenthesised():
+    text = astext(TupleGetItem(const(1), 0))
+    assert text == "(1).0"
+    assert relay.structural_equal(relay.parse_expr(text), TupleGetItem(const(1), 0))
+
+
+def test_non_ascii_names_are_replaced():
+    v = Var("é")
+    assert astext(Function((v,), v)) == "fn (%_) {\n  %_\n}"
+
+
+def test_type_variables_avoid_the_module_type_names():
+    data, _cons, _nil = list_type()
+    mod = Module()
+    mod.add_type(data)
+    a = TypeVar("List")
+    y = Var("y", a)
+    mod["f"] = Function((y,), y, None, (a,))
+    text = astext(mod)
+    assert "def @f[List_](%y: List_) {" in text
+    assert relay.structural_equal(relay.parse(text), mod)
+
+
+def test_many_equal_name_hints_get_successive_suffixes():
+    vs = [Var("x") for _ in range(20_000)]
+    text = astext(Function(tuple(vs), vs[-1]))
+    assert text.startswith("fn (%x, %x1, %x2, ")
+    assert text.endswith("%x19999) {\n  %x19999\n}")

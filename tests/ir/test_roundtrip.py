@@ -47,6 +47,8 @@ from tests.strategies import (
     well_typed_programs,
 )
 
+ADD = Op.get("add")
+
 
 def assert_module_round_trips(mod: Module) -> str:
     text = relay.astext(mod)
@@ -73,22 +75,44 @@ def assert_expr_round_trips(expr: Expr) -> str:
 # -- generated programs -------------------------------------------------------------------------
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=120)
 @given(modules())
 def test_generated_modules_round_trip(mod: Module) -> None:
     assert_module_round_trips(mod)
 
 
-@settings(deadline=None, max_examples=80)
+@settings(deadline=None, max_examples=150)
 @given(expressions())
 def test_generated_expressions_round_trip(expr: Expr) -> None:
     assert_expr_round_trips(expr)
 
 
-@settings(deadline=None, max_examples=30)
+@settings(deadline=None, max_examples=40)
+@given(modules(ProgramConfig(max_depth=6, max_width=4), max_globals=3))
+def test_large_generated_modules_round_trip(mod: Module) -> None:
+    assert_module_round_trips(mod)
+
+
+@settings(deadline=None, max_examples=40)
+@given(modules(ProgramConfig(incomplete_types=True)))
+def test_incomplete_types_round_trip(mod: Module) -> None:
+    # Each `_` parses to a fresh IncompleteType (an inference variable with identity), so the
+    # parsed module equals the original only with unknowns paired up as free variables.
+    text = relay.astext(mod)
+    parsed = relay.parse(text)
+    relay.assert_structural_equal(parsed, mod, map_free_vars=True)
+    assert relay.astext(parsed) == text
+
+
+@settings(deadline=None, max_examples=40)
 @given(well_typed_programs())
-def test_well_typed_programs_round_trip(program: TypedProgram) -> None:
-    assert_module_round_trips(program.module)
+def test_well_typed_programs_round_trip_and_evaluate_alike(program: TypedProgram) -> None:
+    text = assert_module_round_trips(program.module)
+    expected = relay.interpret(program.module, *program.args)
+    got = relay.interpret(relay.parse(text), *program.args)
+    assert isinstance(expected, np.ndarray) and expected.dtype == np.float32
+    assert expected.shape == program.args[0].shape
+    assert got.tobytes() == expected.tobytes()
 
 
 @st.composite
@@ -196,8 +220,6 @@ def test_show_types_comments() -> None:
 
 # -- hand-written edge cases --------------------------------------------------------------------
 
-ADD = Op.get("add")
-
 
 def _fn(body: Expr, *params: Var) -> Module:
     mod = Module()
@@ -210,6 +232,9 @@ def _edge_cases() -> dict[str, Module]:
     n = TypeVar("n", Kind.SHAPE)
     b = TypeVar("b", Kind.BASE_TYPE)
     shared = Call(ADD, (x, x))
+    p = Var("p")
+    shared_let = Let(p, x, Call(ADD, (p, p)))
+    shared_fn = Function((p,), Call(ADD, (p, x)))
     cases = {
         "extreme_ints": _fn(
             Tuple(
@@ -254,6 +279,9 @@ def _edge_cases() -> dict[str, Module]:
             }
         ),
         "sharing_across_let": _fn(Let(y, shared, Tuple((shared, y, shared))), x),
+        "shared_let": _fn(Let(y, shared_let, Tuple((shared_let, y))), x),
+        "shared_function": _fn(Call(shared_fn, (Call(shared_fn, (x,)),)), x),
+        "negative_literal_callee": _fn(Call(const(-1, "int8"), (x,)), x),
         "deep_nesting": _fn(_nested_adds(x, 2000), x),
         "long_let_chain": _fn(_let_chain(x, 2000), x),
     }
@@ -275,9 +303,12 @@ def _let_chain(x: Var, n: int) -> Expr:
     return Let(xs[0], x, body)
 
 
-@pytest.mark.parametrize("name", sorted(_edge_cases()))
+EDGE_CASES = _edge_cases()
+
+
+@pytest.mark.parametrize("name", sorted(EDGE_CASES))
 def test_edge_cases_round_trip(name: str) -> None:
-    assert_module_round_trips(_edge_cases()[name])
+    assert_module_round_trips(EDGE_CASES[name])
 
 
 def test_str_is_the_text_form() -> None:
