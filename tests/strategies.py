@@ -431,11 +431,10 @@ class ProgramConfig:
     """Most fields, arguments, parameters, clauses and let bindings per node."""
     sharing: bool = True
     """Reuse already built nodes, making the program a DAG."""
-    cross_block_sharing: bool = False
+    cross_block_sharing: bool = True
     """Also share nodes between sibling blocks (the two branches of an ``if``) and from a nested
-    block (a ``let`` used as an argument) to the enclosing one. The printer then prints such a
-    node once per block, so parsing splits the DAG. Without it, a node is only reused in the
-    block that prints it first or in blocks nested there, and the text keeps all sharing."""
+    block (a ``let`` used as an argument) to the enclosing one. The printer binds such a node
+    once, in the innermost block enclosing all its uses, so the text keeps the sharing."""
     annotations: bool = True
     """Put type annotations on binders and return types."""
     nonfinite: bool = True

@@ -197,6 +197,85 @@ def _is_inline(e: Expr) -> bool:
     )
 
 
+_BlockKey = tuple[Expr, object] | None
+"""A block of printed text: ``None`` for the outermost, else the node that opens it and which
+of its parts (``"body"`` of a function, ``"then"``/``"else"`` of an if, a clause index of a
+match, ``"paren"`` for a let printed in parentheses)."""
+
+
+def _place(root: Expr) -> tuple[dict[Expr, int], dict[Expr, _BlockKey]]:
+    """Use counts, and the block each node is printed in: the innermost enclosing all its uses.
+
+    Nodes are visited parents first (reverse post-order), so a node's block is final before
+    its children are placed; the block of a child is the lowest common ancestor, in the tree
+    of blocks, of the blocks its uses occur in.
+    """
+    uses = _count_uses(root)
+    order: list[Expr] = []
+    seen: set[Expr] = set()
+    stack: list[tuple[Expr, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif node not in seen:
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((c, False) for c in children(node) if c not in seen)
+    home: dict[Expr, _BlockKey] = {root: None}
+    depth: dict[_BlockKey, int] = {None: 0}
+    chained: set[Let] = set()
+    if isinstance(root, Let):
+        chained.add(root)
+
+    def parent(key: _BlockKey) -> _BlockKey:
+        assert key is not None
+        return home[key[0]]
+
+    def lca(a: _BlockKey, b: _BlockKey) -> _BlockKey:
+        while depth[a] > depth[b]:
+            a = parent(a)
+        while depth[b] > depth[a]:
+            b = parent(b)
+        while a != b:
+            a, b = parent(a), parent(b)
+        return a
+
+    def opens(node: Expr, part: object, child: Expr) -> _BlockKey:
+        key: _BlockKey = (node, part)
+        depth[key] = depth[home[node]] + 1
+        if isinstance(child, Let) and uses.get(child, 0) <= 1:
+            chained.add(child)
+        return key
+
+    for node in reversed(order):
+        if node not in home:  # a binder (parameter or let variable): printed where it binds
+            continue
+        here = home[node]
+        slots: list[tuple[Expr, _BlockKey]]
+        if isinstance(node, Function):
+            slots = [(node.body, opens(node, "body", node.body))]
+        elif isinstance(node, If):
+            slots = [
+                (node.cond, here),
+                (node.true_branch, opens(node, "then", node.true_branch)),
+                (node.false_branch, opens(node, "else", node.false_branch)),
+            ]
+        elif isinstance(node, Match):
+            slots = [(node.data, here)]
+            slots += [(c.rhs, opens(node, i, c.rhs)) for i, c in enumerate(node.clauses)]
+        elif isinstance(node, Let):
+            inner = here if node in chained else opens(node, "paren", node)
+            if isinstance(node.body, Let) and uses.get(node.body, 0) <= 1:
+                chained.add(node.body)
+            slots = [(node.value, inner), (node.body, inner)]
+        else:
+            slots = [(c, here) for c in children(node)]
+        for child, key in slots:
+            home[child] = lca(home[child], key) if child in home else key
+    return uses, home
+
+
 def _count_uses(root: Expr) -> dict[Expr, int]:
     """How many times each node is referred to as a child (its in-degree in the DAG)."""
     uses: dict[Expr, int] = {}
@@ -228,8 +307,10 @@ class _Printer:
         self.next_suffix: dict[str, int] = {}
         self.temps = 0
         self.uses: dict[Expr, int] = {}
-        self.scopes: list[dict[Expr, str]] = [{}]
-        self.bindings: list[list[str]] = [[]]
+        self.home: dict[Expr, _BlockKey] = {}
+        self.names: dict[Expr, str] = {}
+        self.open_blocks: dict[_BlockKey, tuple[list[str], list[Expr]]] = {}
+        self.block_stack: list[_BlockKey] = []
 
     # -- entry points ----------------------------------------------------------------------------
 
@@ -256,16 +337,16 @@ class _Printer:
             parts.append(self.type_data(data))
         for gv, func in mod.functions.items():
             self._reset_names()
-            self.uses = _count_uses(func)
+            self.uses, self.home = _place(func)
             parts.append(self.function(func, prefix=f"def @{gv.name_hint}"))
         return HEADER + "\n" + "\n\n".join(parts) + ("\n" if parts else "")
 
     def top_expr(self, expr: Expr) -> str:
-        self.uses = _count_uses(expr)
+        self.uses, self.home = _place(expr)
         decls = []
         for v in free_vars(expr):
             decls.append(f"free_var {self.bind_var(v)};")
-        body = self.scope(expr)
+        body = self.scope(expr, None)
         return "\n".join([*decls, body])
 
     def metadata(self) -> str:
@@ -341,19 +422,17 @@ class _Printer:
     # -- blocks ----------------------------------------------------------------------------------
 
     def _lookup(self, e: Expr) -> str | None:
-        for scope in reversed(self.scopes):
-            hit = scope.get(e)
-            if hit is not None:
-                return hit
-        return None
+        return self.names.get(e)
 
-    def scope(self, expr: Expr, enter: Let | None = None) -> str:
+    def scope(self, expr: Expr, key: _BlockKey, enter: Let | None = None) -> str:
         """A block body: the temporaries and lets it needs, then its result.
 
-        ``enter`` is a shared let printed as its own block (inside parentheses)."""
-        self.scopes.append({})
+        ``key`` names the block (see :func:`_place`); ``enter`` is a shared let printed
+        as its own block (inside parentheses)."""
         lines: list[str] = []
-        self.bindings.append(lines)
+        bound: list[Expr] = []
+        self.open_blocks[key] = (lines, bound)
+        self.block_stack.append(key)
         try:
             # A let shared with another use is printed once, as a temporary, not re-walked.
             while isinstance(expr, Let) and (
@@ -366,12 +445,14 @@ class _Printer:
             result = self.expr(expr, inline_ok=True)
             lines.append(result + self.type_comment(expr))
         finally:
-            self.bindings.pop()
-            self.scopes.pop()
+            self.block_stack.pop()
+            del self.open_blocks[key]
+            for node in bound:
+                del self.names[node]
         return "\n".join(lines)
 
-    def block(self, expr: Expr) -> str:
-        return "{\n" + _indent(self.scope(expr)) + "\n}"
+    def block(self, expr: Expr, key: _BlockKey) -> str:
+        return "{\n" + _indent(self.scope(expr, key)) + "\n}"
 
     def type_comment(self, e: Expr) -> str:
         if not self.show_types or e._checked_type is None or isinstance(e, Var | GlobalVar | Op):
@@ -424,8 +505,12 @@ class _Printer:
     def _bind_temp(self, e: Expr, text: str) -> str:
         name = f"%{self.temps}"
         self.temps += 1
-        self.bindings[-1].append(f"{name} = {text}{self.type_comment(e)};")
-        self.scopes[-1][e] = name
+        # Bind in the innermost block enclosing every use, so each use sees the name.
+        key = self.home.get(e, self.block_stack[-1])
+        lines, bound = self.open_blocks.get(key) or self.open_blocks[self.block_stack[-1]]
+        lines.append(f"{name} = {text}{self.type_comment(e)};")
+        bound.append(e)
+        self.names[e] = name
         return name
 
     @staticmethod
@@ -476,11 +561,12 @@ class _Printer:
             return self.function(e, prefix="fn ")
         if isinstance(e, If):
             cond = self.expr(e.cond)
-            return f"if ({cond}) {self.block(e.true_branch)} else {self.block(e.false_branch)}"
+            then = self.block(e.true_branch, (e, "then"))
+            return f"if ({cond}) {then} else {self.block(e.false_branch, (e, 'else'))}"
         if isinstance(e, Match):
             return self.match(e)
         if isinstance(e, Let):
-            return "(\n" + _indent(self.scope(e, enter=e)) + "\n)"
+            return "(\n" + _indent(self.scope(e, (e, "paren"), enter=e)) + "\n)"
         raise TypeError(f"cannot print {type(e).__name__}")
 
     def call(self, e: Call) -> str:
@@ -502,18 +588,18 @@ class _Printer:
         head += "(" + ", ".join(params) + ") "
         if f.ret_type is not None:
             head += f"-> {self.type(f.ret_type)} "
-        return head + self.block(f.body)
+        return head + self.block(f.body, (f, "body"))
 
     def match(self, m: Match) -> str:
         data = self.expr(m.data)
-        clauses = [self.clause(c) for c in m.clauses]
+        clauses = [self.clause(c, (m, i)) for i, c in enumerate(m.clauses)]
         keyword = "match" if m.complete else "match?"
         body = "".join("\n" + _indent(c) for c in clauses)
         return f"{keyword} ({data}) {{{body}\n}}"
 
-    def clause(self, c: Clause) -> str:
+    def clause(self, c: Clause, key: _BlockKey) -> str:
         lhs = self.pattern(c.lhs)
-        rhs = self.scope(c.rhs)
+        rhs = self.scope(c.rhs, key)
         if "\n" in rhs:
             return f"{lhs} => {{\n{_indent(rhs)}\n}},"
         return f"{lhs} => {rhs},"

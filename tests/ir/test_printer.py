@@ -110,21 +110,35 @@ def test_names_are_made_unique_and_valid():
     assert astext(f) == "fn (%x, %x1, %v, %v3d) {\n  (%x, %x1, %v, %v3d)\n}"
 
 
-def test_if_and_nested_scopes_rebind_shared_nodes():
+def test_shared_nodes_are_bound_in_the_innermost_block_enclosing_their_uses():
     x = Var("x")
     s = add(x, x)
-    f = Function((x,), If(const(True), mul(s, x), mul(s, s)))
-    assert astext(f) == (
+    only_then = add(x, const(2.0))
+    f = Function((x,), If(const(True), mul(s, mul(only_then, only_then)), mul(s, s)))
+    text = astext(f)
+    assert text == (
         "fn (%x) {\n"
+        "  %0 = add(%x, %x);\n"
         "  if (True) {\n"
-        "    %0 = add(%x, %x);\n"
-        "    multiply(%0, %x)\n"
+        "    %1 = add(%x, 2f);\n"
+        "    %2 = multiply(%1, %1);\n"
+        "    multiply(%0, %2)\n"
         "  } else {\n"
-        "    %1 = add(%x, %x);\n"
-        "    multiply(%1, %1)\n"
+        "    multiply(%0, %0)\n"
         "  }\n"
         "}"
     )
+    assert relay.astext(relay.parse_expr(text)) == text
+
+
+def test_a_function_shared_by_two_branches_keeps_one_binding():
+    c, p = Var("c"), Var("p")
+    f = Function((p,), p)
+    text = astext(Function((c,), If(c, f, f)))
+    assert text == (
+        "fn (%c) {\n  %0 = fn (%p) {\n    %p\n  };\n  if (%c) {\n    %0\n  } else {\n    %0\n  }\n}"
+    )
+    assert relay.structural_equal(relay.parse_expr(text), Function((c,), If(c, f, f)))
 
 
 def test_tuples_projections_and_refs():
