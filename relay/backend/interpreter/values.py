@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from relay.ir.expr import Constructor, Function, GlobalVar, Op, Var
+from relay.ir.types import DTYPES, TensorType
 
 if TYPE_CHECKING:
     from relay.ir.module import Module
@@ -284,10 +285,15 @@ def describe_value(value: Value) -> str:
     """A short description of what kind of value ``value`` is, for error messages:
     ``Tensor[(2, 3), float32]``, ``a tuple of 2 fields``, ``the closure <closure @f>``..."""
     if isinstance(value, np.ndarray):
-        shape = ", ".join(str(d) for d in value.shape)
-        if value.ndim == 1:
-            shape += ","
-        return f"Tensor[({shape}), {value.dtype}]"
+        from relay.ir.printer import astext  # the type as the text format writes it
+
+        if str(value.dtype) not in DTYPES:
+            return f"an array of numpy dtype {value.dtype}"
+        if (
+            value.ndim == 0
+        ):  # spelled out: "cannot call Tensor[(), int32]" reads better than "int32"
+            return f"Tensor[(), {value.dtype}]"
+        return astext(TensorType(tuple(int(d) for d in value.shape), str(value.dtype)))
     if isinstance(value, tuple):
         return f"a tuple of {len(value)} field{'s' if len(value) != 1 else ''}"
     if isinstance(value, Closure):
