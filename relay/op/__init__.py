@@ -1,6 +1,14 @@
 """Operators: the registry and the operator definitions (each with all its rules)."""
 
-from relay.op import tensor as _tensor  # noqa: F401  (registers the elementwise operators)
+# Importing the operator families registers their definitions. (Never ``import *``
+# from reduce: its sum/max/min would shadow the builtins.)
+from relay.op import (  # noqa: F401
+    elemwise as _elemwise,
+    nn as _nn,
+    reduce as _reduce,
+    tensor as _tensor,
+    transform as _transform,
+)
 from relay.op.registry import (
     AttrField,
     MissingRuleError,

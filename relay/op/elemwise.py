@@ -1,0 +1,620 @@
+"""Unary elementwise math, ``clip``, ``cast``, ``where`` and the tensor-creation operators.
+
+Each operator is registered with Relay's attribute names, its numpy reference (the
+interpreter's semantics) and its fusion pattern as Relay had it; a builder function of the
+same name makes the call (``exp(x)``, ``cast(x, "int8")``, ``zeros((2, 3), "float32")``).
+
+Semantics, where numpy and Relay (TVM's topi kernels) differ, follow Relay:
+
+* Float dtypes are preserved: ``exp`` of float16 is float16. Narrow floats (float16,
+  bfloat16) are computed in float32 and rounded back, as numpy's float16 loops do. The
+  transcendental operators (exp, log, log2, log10, sqrt, rsqrt, sigmoid, tanh, erf, sin,
+  cos, fast_exp, fast_tanh) need a float tensor; an integer or bool input is a
+  ``ValueError``. Overflow, division by zero and domain errors give inf/nan silently.
+* ``fast_exp`` and ``fast_tanh`` are the exact ``exp`` and ``tanh`` here; compiled code
+  replaces them by polynomial approximations (TVM's ``topi.fast_exp``/``fast_tanh``, for
+  float32), so compiled results agree only to within the approximation's error.
+* ``erf`` is Python's ``math.erf`` applied in float64 and rounded to the input dtype.
+* ``round`` rounds halves away from zero (TVM lowers ``tir.round`` to ``llvm.round`` and
+  CUDA ``round``), not to even as ``numpy.round`` does: ``round(2.5) == 3``,
+  ``round(-0.5) == -1``. ``floor``, ``ceil``, ``trunc`` and ``round`` of integers are the
+  identity.
+* ``sign`` is topi's ``x > 0 ? 1 : (x < 0 ? -1 : 0)``: ``sign(nan) == 0``, ``sign(-0.0) == 0``.
+* ``clip(x, a_min, a_max)`` is ``max(min(x, a_max), a_min)`` with both bounds first cast to
+  x's dtype (so ``a_min > a_max`` gives ``a_min``). For integer tensors the bounds are
+  truncated toward zero and saturated to the dtype's range (an infinite bound is no bound).
+* ``cast`` truncates floats toward zero on conversion to integers; a value that is nan,
+  infinite or outside the target range (undefined behaviour in compiled code) is a
+  ``ValueError``. Integer narrowing wraps around; a cast to bool is ``x != 0``.
+* ``where(cond, x, y)`` broadcasts all three; a nonzero ``cond`` selects ``x``; ``x`` and
+  ``y`` must share a dtype.
+* ``full``/``full_like`` take the fill value as a rank-0 tensor, cast (as by ``cast``) to the
+  result dtype; ``full``'s empty ``dtype`` means the fill value's dtype.
+* ``arange(start, stop, step)`` takes three rank-0 tensors of the attribute ``dtype`` and
+  gives ``max(ceil((stop - start) / step), 0)`` elements ``start + i * step`` computed in
+  that dtype; ``step == 0`` is a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from relay.ir.expr import Call, Expr, const
+from relay.ir.types import DTYPES
+from relay.op.registry import OpPattern, attr, get_op, register_op
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+_FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
+_DTYPE_CHOICES = tuple(DTYPES)
+
+
+def _arr(x: object) -> Array:
+    return np.asarray(x)
+
+
+def _numpy_dtype(dtype: str) -> np.dtype[Any]:
+    """The numpy dtype of a Relay dtype name (bfloat16 comes from ``ml_dtypes``)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}")
+    if dtype == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:  # pragma: no cover - ml_dtypes comes with TVM
+            raise ValueError("bfloat16 tensors need the ml_dtypes package") from None
+        bf16: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
+        return bf16
+    return np.dtype(dtype)
+
+
+def _dtype_name(x: Array) -> str:
+    return str(x.dtype.name)
+
+
+def _is_float(x: Array) -> bool:
+    return _dtype_name(x) in _FLOAT_DTYPES
+
+
+def _is_integer(x: Array) -> bool:
+    return bool(np.issubdtype(x.dtype, np.integer))
+
+
+def _compute_view(x: Array) -> Array:
+    """``x`` in the dtype its math is done in: float32 for float16/bfloat16."""
+    return x.astype(np.float32) if x.dtype.itemsize < 4 else x
+
+
+# -- unary math --------------------------------------------------------------------------------
+
+
+def _sigmoid(x: Array) -> Array:
+    # exp of a non-positive argument never overflows; both branches are exact rearrangements
+    e = np.exp(-np.abs(x))
+    return _arr(np.where(x >= 0, 1 / (1 + e), e / (1 + e)))
+
+
+def _erf(x: Array) -> Array:
+    wide = x.astype(np.float64)
+    return np.asarray(np.frompyfunc(math.erf, 1, 1)(wide), dtype=np.float64)
+
+
+def _rsqrt(x: Array) -> Array:
+    return _arr(np.reciprocal(np.sqrt(x)))
+
+
+def _float_unary(name: str, fn: Callable[[Array], Any]) -> Callable[[Array], Array]:
+    """The reference of a float-only operator computing ``fn`` with the dtype preserved."""
+
+    def reference(data: Array) -> Array:
+        x = _arr(data)
+        if not _is_float(x):
+            raise ValueError(f"{name} needs a floating-point tensor, got {_dtype_name(x)}")
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(_compute_view(x)))
+            return _arr(out.astype(x.dtype, copy=False))
+
+    reference.__name__ = f"{name}_reference"
+    return reference
+
+
+def _require_numeric(name: str, x: Array) -> None:
+    if _dtype_name(x) == "bool":
+        raise ValueError(f"{name} needs a numeric tensor, got bool")
+
+
+def _rounding(name: str, fn: Callable[[Array], Any]) -> Callable[[Array], Array]:
+    """A rounding operator: ``fn`` on floats, the identity on integers."""
+
+    def reference(data: Array) -> Array:
+        x = _arr(data)
+        _require_numeric(name, x)
+        if not _is_float(x):
+            return x.copy()
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(_compute_view(x)))
+            return _arr(out.astype(x.dtype, copy=False))
+
+    reference.__name__ = f"{name}_reference"
+    return reference
+
+
+def _round_half_away(x: Array) -> Array:
+    # x - trunc(x) is exact, so the half-way test is exact (x + 0.5 is not: it rounds)
+    whole = np.trunc(x)
+    frac = np.abs(x - whole)
+    return _arr(np.where(frac >= 0.5, whole + np.sign(x), whole))
+
+
+def _abs(data: Array) -> Array:
+    x = _arr(data)
+    _require_numeric("abs", x)
+    return _arr(np.abs(x))
+
+
+def _sign(data: Array) -> Array:
+    x = _arr(data)
+    _require_numeric("sign", x)
+    one = np.ones((), dtype=x.dtype)
+    zero = np.zeros((), dtype=x.dtype)
+    if np.issubdtype(x.dtype, np.unsignedinteger):
+        return _arr(np.where(x > 0, one, zero))
+    minus_one = np.asarray(-1).astype(x.dtype)
+    return _arr(np.where(x > 0, one, np.where(x < 0, minus_one, zero)))
+
+
+def _clip_bound(x: Array, bound: float, which: str) -> Array:
+    if math.isnan(bound):
+        raise ValueError(f"clip: {which} is nan")
+    if _is_integer(x):
+        info = np.iinfo(x.dtype)
+        if math.isinf(bound):
+            value = int(info.min) if bound < 0 else int(info.max)
+        else:
+            value = min(max(math.trunc(bound), int(info.min)), int(info.max))
+        return np.asarray(value, dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(bound, dtype=np.float64).astype(x.dtype)
+
+
+def _clip(data: Array, a_min: float, a_max: float) -> Array:
+    x = _arr(data)
+    _require_numeric("clip", x)
+    lo = _clip_bound(x, a_min, "a_min")
+    hi = _clip_bound(x, a_max, "a_max")
+    return _arr(np.maximum(np.minimum(x, hi), lo).astype(x.dtype, copy=False))
+
+
+def _copy(data: Array) -> Array:
+    return np.array(data, copy=True)
+
+
+def _isnan(data: Array) -> Array:
+    x = _arr(data)
+    if not _is_float(x):
+        return np.zeros(x.shape, dtype=np.bool_)
+    return _arr(np.isnan(_compute_view(x)))
+
+
+def _isfinite(data: Array) -> Array:
+    x = _arr(data)
+    if not _is_float(x):
+        return np.ones(x.shape, dtype=np.bool_)
+    return _arr(np.isfinite(_compute_view(x)))
+
+
+# -- cast --------------------------------------------------------------------------------------
+
+
+def _cast_array(x: Array, dtype: str, who: str) -> Array:
+    """``x`` converted to ``dtype`` with Relay's (C's) conversion rules; see the module doc."""
+    target = _numpy_dtype(dtype)
+    if _is_float(x) and np.issubdtype(target, np.integer):
+        wide = x.astype(np.float64)
+        info = np.iinfo(target)
+        # -2**(bits-1) and 2**bits are exact in float64, unlike the largest integer
+        lo, hi_excl = float(int(info.min)), float(int(info.max) + 1)
+        with np.errstate(all="ignore"):
+            whole = np.trunc(wide)
+            bad = ~np.isfinite(whole) | (whole < lo) | (whole >= hi_excl)
+        if np.any(bad):
+            value = float(wide[bad].flat[0])
+            raise ValueError(f"{who}: {value!r} cannot be represented in {dtype}")
+        return _arr(whole.astype(target))
+    if dtype == "bool":
+        return _arr(x != 0)
+    with np.errstate(all="ignore"):
+        return _arr(x.astype(target))
+
+
+def _cast(data: Array, dtype: str) -> Array:
+    return _cast_array(_arr(data), dtype, "cast")
+
+
+# -- where -------------------------------------------------------------------------------------
+
+
+def _where(condition: Array, x: Array, y: Array) -> Array:
+    c, a, b = _arr(condition), _arr(x), _arr(y)
+    if a.dtype != b.dtype:
+        raise ValueError(
+            f"where: x and y must have the same dtype, got {_dtype_name(a)} and {_dtype_name(b)}"
+        )
+    try:
+        np.broadcast_shapes(c.shape, a.shape, b.shape)
+    except ValueError:
+        raise ValueError(
+            f"where: cannot broadcast shapes {c.shape}, {a.shape} and {b.shape}"
+        ) from None
+    return _arr(np.where(c != 0, a, b))
+
+
+# -- creation ----------------------------------------------------------------------------------
+
+
+def _check_shape(who: str, shape: Sequence[int]) -> tuple[int, ...]:
+    for dim in shape:
+        # a dimension of the wrong kind is left for the attribute schema to report
+        if isinstance(dim, int) and dim < 0:
+            raise ValueError(f"{who}: shape {tuple(shape)} has a negative dimension")
+    return tuple(shape)
+
+
+def _zeros(shape: tuple[int, ...], dtype: str) -> Array:
+    return np.zeros(_check_shape("zeros", shape), dtype=_numpy_dtype(dtype))
+
+
+def _ones(shape: tuple[int, ...], dtype: str) -> Array:
+    return np.ones(_check_shape("ones", shape), dtype=_numpy_dtype(dtype))
+
+
+def _scalar_fill(who: str, fill_value: Array, dtype: str) -> Array:
+    value = _arr(fill_value)
+    if value.ndim != 0:
+        raise ValueError(f"{who}: fill_value must be a scalar (rank 0), got shape {value.shape}")
+    return _cast_array(value, dtype, who)
+
+
+def _full(fill_value: Array, shape: tuple[int, ...], dtype: str) -> Array:
+    out_shape = _check_shape("full", shape)
+    value = _scalar_fill("full", fill_value, dtype or _dtype_name(_arr(fill_value)))
+    return np.full(out_shape, value, dtype=value.dtype)
+
+
+def _zeros_like(data: Array) -> Array:
+    return np.zeros_like(_arr(data))
+
+
+def _ones_like(data: Array) -> Array:
+    return np.ones_like(_arr(data))
+
+
+def _full_like(data: Array, fill_value: Array) -> Array:
+    x = _arr(data)
+    value = _scalar_fill("full_like", fill_value, _dtype_name(x))
+    return np.full(x.shape, value, dtype=x.dtype)
+
+
+def _arange(start: Array, stop: Array, step: Array, dtype: str) -> Array:
+    target = _numpy_dtype(dtype)
+    args = {"start": _arr(start), "stop": _arr(stop), "step": _arr(step)}
+    for name, value in args.items():
+        if value.ndim != 0:
+            raise ValueError(f"arange: {name} must be a scalar (rank 0), got shape {value.shape}")
+        if value.dtype != target:
+            raise ValueError(f"arange: {name} has dtype {_dtype_name(value)}, expected {dtype}")
+    first, last, delta = args["start"], args["stop"], args["step"]
+    if delta == 0:
+        raise ValueError("arange: step must not be zero")
+    with np.errstate(all="ignore"):
+        span = (float(last) - float(first)) / float(delta)
+    if not math.isfinite(span):
+        raise ValueError(f"arange: cannot count the elements from {first} to {last} by {delta}")
+    count = max(math.ceil(span), 0)
+    with np.errstate(all="ignore"):
+        index = np.arange(count).astype(target)
+        return _arr((first + index * delta).astype(target, copy=False))
+
+
+# -- registration ------------------------------------------------------------------------------
+
+_FLOAT_MATH: dict[str, tuple[Callable[[Array], Any], str]] = {
+    "exp": (np.exp, "Elementwise e**x."),
+    "log": (np.log, "Elementwise natural logarithm (nan below zero, -inf at zero)."),
+    "log2": (np.log2, "Elementwise base-2 logarithm."),
+    "log10": (np.log10, "Elementwise base-10 logarithm."),
+    "sqrt": (np.sqrt, "Elementwise square root (nan below zero)."),
+    "rsqrt": (_rsqrt, "Elementwise reciprocal square root 1 / sqrt(x)."),
+    "sigmoid": (_sigmoid, "Elementwise logistic function 1 / (1 + exp(-x))."),
+    "tanh": (np.tanh, "Elementwise hyperbolic tangent."),
+    "erf": (_erf, "Elementwise Gauss error function."),
+    "sin": (np.sin, "Elementwise sine."),
+    "cos": (np.cos, "Elementwise cosine."),
+    "fast_exp": (np.exp, "e**x; compiled code approximates it (the reference is exact)."),
+    "fast_tanh": (np.tanh, "tanh(x); compiled code approximates it (the reference is exact)."),
+}
+
+for _name, (_fn, _doc) in _FLOAT_MATH.items():
+    register_op(_name, 1, reference=_float_unary(_name, _fn), pattern=OpPattern.ELEMWISE, doc=_doc)
+
+_ROUNDING: dict[str, tuple[Callable[[Array], Any], str]] = {
+    "floor": (np.floor, "Elementwise round toward negative infinity."),
+    "ceil": (np.ceil, "Elementwise round toward positive infinity."),
+    "trunc": (np.trunc, "Elementwise round toward zero."),
+    "round": (_round_half_away, "Elementwise round to nearest, halves away from zero."),
+}
+
+for _name, (_fn, _doc) in _ROUNDING.items():
+    register_op(_name, 1, reference=_rounding(_name, _fn), pattern=OpPattern.ELEMWISE, doc=_doc)
+
+_OTHER_UNARY: dict[str, tuple[Callable[[Array], Array], str]] = {
+    "abs": (_abs, "Elementwise absolute value (integers wrap at the minimum)."),
+    "sign": (_sign, "Elementwise sign: 1, -1 or 0 (0 for nan)."),
+    "copy": (_copy, "A copy of the tensor."),
+    "isnan": (_isnan, "Elementwise test for nan, giving bool."),
+    "isfinite": (_isfinite, "Elementwise test for a finite value, giving bool."),
+    "zeros_like": (_zeros_like, "Zeros of the input's shape and dtype."),
+    "ones_like": (_ones_like, "Ones of the input's shape and dtype."),
+}
+
+for _name, (_ref, _doc) in _OTHER_UNARY.items():
+    register_op(_name, 1, reference=_ref, pattern=OpPattern.ELEMWISE, doc=_doc)
+
+register_op(
+    "clip",
+    1,
+    attrs=[attr("a_min", "float"), attr("a_max", "float")],
+    reference=_clip,
+    pattern=OpPattern.ELEMWISE,
+    doc="Elementwise max(min(x, a_max), a_min), the bounds cast to x's dtype.",
+)
+register_op(
+    "cast",
+    1,
+    attrs=[attr("dtype", "dtype", choices=_DTYPE_CHOICES)],
+    reference=_cast,
+    pattern=OpPattern.ELEMWISE,
+    doc="Elementwise conversion to dtype (floats truncate toward zero into integers).",
+)
+register_op(
+    "where",
+    3,
+    reference=_where,
+    pattern=OpPattern.BROADCAST,
+    doc="Elementwise x where cond is nonzero, else y, with broadcasting.",
+)
+register_op(
+    "zeros",
+    0,
+    attrs=[attr("shape", "ints"), attr("dtype", "dtype", choices=_DTYPE_CHOICES)],
+    reference=_zeros,
+    pattern=OpPattern.ELEMWISE,
+    doc="A tensor of zeros of the given shape and dtype.",
+)
+register_op(
+    "ones",
+    0,
+    attrs=[attr("shape", "ints"), attr("dtype", "dtype", choices=_DTYPE_CHOICES)],
+    reference=_ones,
+    pattern=OpPattern.ELEMWISE,
+    doc="A tensor of ones of the given shape and dtype.",
+)
+register_op(
+    "full",
+    1,
+    attrs=[attr("shape", "ints", ()), attr("dtype", "dtype", "", choices=("", *_DTYPE_CHOICES))],
+    reference=_full,
+    pattern=OpPattern.ELEMWISE,
+    doc="A tensor of the given shape filled with a scalar (dtype '' is the scalar's).",
+)
+register_op(
+    "full_like",
+    2,
+    reference=_full_like,
+    pattern=OpPattern.ELEMWISE,
+    doc="A tensor of data's shape and dtype filled with a scalar.",
+)
+register_op(
+    "arange",
+    3,
+    attrs=[attr("dtype", "dtype", "float32", choices=_DTYPE_CHOICES)],
+    reference=_arange,
+    pattern=OpPattern.OPAQUE,
+    doc="Evenly spaced values start + i * step below stop (three scalar inputs).",
+)
+
+
+# -- builders ----------------------------------------------------------------------------------
+
+
+def _call(name: str, args: Sequence[Expr], attrs: dict[str, object] | None = None) -> Call:
+    opdef = get_op(name)
+    return Call(opdef.op, tuple(args), opdef.validate_attrs(attrs))
+
+
+def exp(data: Expr) -> Call:
+    """``exp(data)``: e raised to each element."""
+    return _call("exp", [data])
+
+
+def log(data: Expr) -> Call:
+    """``log(data)``: the natural logarithm of each element."""
+    return _call("log", [data])
+
+
+def log2(data: Expr) -> Call:
+    """``log2(data)``: the base-2 logarithm of each element."""
+    return _call("log2", [data])
+
+
+def log10(data: Expr) -> Call:
+    """``log10(data)``: the base-10 logarithm of each element."""
+    return _call("log10", [data])
+
+
+def sqrt(data: Expr) -> Call:
+    """``sqrt(data)``: the square root of each element."""
+    return _call("sqrt", [data])
+
+
+def rsqrt(data: Expr) -> Call:
+    """``rsqrt(data)``: one over the square root of each element."""
+    return _call("rsqrt", [data])
+
+
+def sigmoid(data: Expr) -> Call:
+    """``sigmoid(data)``: the logistic function 1 / (1 + exp(-x)) of each element."""
+    return _call("sigmoid", [data])
+
+
+def tanh(data: Expr) -> Call:
+    """``tanh(data)``: the hyperbolic tangent of each element."""
+    return _call("tanh", [data])
+
+
+def erf(data: Expr) -> Call:
+    """``erf(data)``: the Gauss error function of each element."""
+    return _call("erf", [data])
+
+
+def sin(data: Expr) -> Call:
+    """``sin(data)``: the sine of each element."""
+    return _call("sin", [data])
+
+
+def cos(data: Expr) -> Call:
+    """``cos(data)``: the cosine of each element."""
+    return _call("cos", [data])
+
+
+def fast_exp(data: Expr) -> Call:
+    """``fast_exp(data)``: exp, which compiled code may approximate."""
+    return _call("fast_exp", [data])
+
+
+def fast_tanh(data: Expr) -> Call:
+    """``fast_tanh(data)``: tanh, which compiled code may approximate."""
+    return _call("fast_tanh", [data])
+
+
+def abs(data: Expr) -> Call:  # shadows the builtin, as Relay's relay.abs does
+    """``abs(data)``: the absolute value of each element."""
+    return _call("abs", [data])
+
+
+def sign(data: Expr) -> Call:
+    """``sign(data)``: 1, -1 or 0 for each element."""
+    return _call("sign", [data])
+
+
+def floor(data: Expr) -> Call:
+    """``floor(data)``: each element rounded toward negative infinity."""
+    return _call("floor", [data])
+
+
+def ceil(data: Expr) -> Call:
+    """``ceil(data)``: each element rounded toward positive infinity."""
+    return _call("ceil", [data])
+
+
+def round(data: Expr) -> Call:  # shadows the builtin, as Relay's relay.round does
+    """``round(data)``: each element rounded to nearest, halves away from zero."""
+    return _call("round", [data])
+
+
+def trunc(data: Expr) -> Call:
+    """``trunc(data)``: each element rounded toward zero."""
+    return _call("trunc", [data])
+
+
+def clip(data: Expr, a_min: float, a_max: float) -> Call:
+    """``clip(data, a_min=..., a_max=...)``: each element limited to ``[a_min, a_max]``."""
+    return _call("clip", [data], {"a_min": a_min, "a_max": a_max})
+
+
+def copy(data: Expr) -> Call:
+    """``copy(data)``: a copy of the tensor."""
+    return _call("copy", [data])
+
+
+def cast(data: Expr, dtype: str) -> Call:
+    """``cast(data, dtype=...)``: each element converted to ``dtype``."""
+    return _call("cast", [data], {"dtype": dtype})
+
+
+def isnan(data: Expr) -> Call:
+    """``isnan(data)``: bool, whether each element is nan."""
+    return _call("isnan", [data])
+
+
+def isfinite(data: Expr) -> Call:
+    """``isfinite(data)``: bool, whether each element is finite."""
+    return _call("isfinite", [data])
+
+
+def where(condition: Expr, x: Expr, y: Expr) -> Call:
+    """``where(condition, x, y)``: ``x`` where ``condition`` is nonzero, else ``y``."""
+    return _call("where", [condition, x, y])
+
+
+def _shape_attr(who: str, shape: int | Sequence[int]) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    return _check_shape(who, dims)
+
+
+def zeros(shape: int | Sequence[int], dtype: str) -> Call:
+    """``zeros(shape=..., dtype=...)``: a tensor of zeros (an int shape is one dimension)."""
+    return _call("zeros", [], {"shape": _shape_attr("zeros", shape), "dtype": dtype})
+
+
+def ones(shape: int | Sequence[int], dtype: str) -> Call:
+    """``ones(shape=..., dtype=...)``: a tensor of ones (an int shape is one dimension)."""
+    return _call("ones", [], {"shape": _shape_attr("ones", shape), "dtype": dtype})
+
+
+def full(fill_value: Expr, shape: int | Sequence[int] = (), dtype: str = "") -> Call:
+    """``full(fill_value, shape=..., dtype=...)``: ``shape`` filled with the scalar
+    ``fill_value``; the empty dtype means the fill value's."""
+    return _call("full", [fill_value], {"shape": _shape_attr("full", shape), "dtype": dtype})
+
+
+def zeros_like(data: Expr) -> Call:
+    """``zeros_like(data)``: zeros of ``data``'s shape and dtype."""
+    return _call("zeros_like", [data])
+
+
+def ones_like(data: Expr) -> Call:
+    """``ones_like(data)``: ones of ``data``'s shape and dtype."""
+    return _call("ones_like", [data])
+
+
+def full_like(data: Expr, fill_value: Expr) -> Call:
+    """``full_like(data, fill_value)``: ``data``'s shape and dtype filled with a scalar."""
+    return _call("full_like", [data, fill_value])
+
+
+def arange(
+    start: Expr | float,
+    stop: Expr | float | None = None,
+    step: Expr | float | None = None,
+    dtype: str = "float32",
+) -> Call:
+    """``arange(start, stop, step, dtype=...)``: ``start, start + step, ...`` below ``stop``.
+
+    As Relay's ``arange``: with one bound it is ``stop`` and ``start`` is 0; ``step``
+    defaults to 1. Python numbers become constants of ``dtype``."""
+    opdef = get_op("arange")
+    attrs = opdef.validate_attrs({"dtype": dtype})
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    np_dtype = _numpy_dtype(dtype)
+    args = tuple(
+        v if isinstance(v, Expr) else const(np.asarray(v, dtype=np_dtype))
+        for v in (start, stop, step)
+    )
+    return Call(opdef.op, args, attrs)

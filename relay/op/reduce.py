@@ -1,0 +1,437 @@
+"""Reductions (Relay's ``reduce`` family) with numpy references.
+
+Every reduction takes Relay's ``axis`` (None, an int or a list of ints), ``keepdims`` and
+``exclude`` attributes; ``argmax``/``argmin`` add ``select_last_index`` and ``variance`` adds
+``unbiased``. The reduced axes are computed as Relay's type relation computes them
+(``GetReduceAxes``):
+
+* ``axis`` None or empty reduces every axis, whatever ``exclude`` says;
+* otherwise negative axes count from the end, an axis out of range or given twice is a
+  ``ValueError``, and ``exclude=True`` reduces the axes *not* listed;
+* when no axis is left to reduce (a rank-0 input, or ``exclude`` listing every axis) the
+  result is the input unchanged (Relay computes ``identity``); for ``argmax``/``argmin``,
+  which need rank >= 1, it is a tensor of zeros (each element is its own extreme).
+
+Results keep the input dtype (``sum`` of int32 is int32 and wraps around, as compiled code
+does); ``argmax``/``argmin`` give int32 indices, flattened row-major over the reduced axes
+when there are several (TVM's ``CommReduceIdx``). ``mean`` of integers divides the integer
+sum by the count truncating toward zero, as ``topi.divide`` does; float16 means and
+variances are computed in float32 and rounded back. ``max``/``min`` of an empty reduction
+give the dtype's lowest/highest value (the reduction's initial value in TVM: -inf/+inf for
+floats); ``argmax``/``argmin`` of one is a ``ValueError``.
+
+``variance(data, mean)`` takes the mean as a second input, as Relay's operator did (the
+builder computes it with ``mean(data, axis, keepdims=True, exclude)`` unless ``with_mean`` is
+given): it is ``sum((data - mean)^2) / (n - unbiased)`` over the reduced axes, ``mean``
+broadcasting against ``data`` (same rank). ``logsumexp`` (a composite in Relay's Python API,
+an operator here) is ``m + log(sum(exp(x - m)))`` with ``m`` the maximum, replaced by 0 where
+it is infinite so that all ``-inf`` gives ``-inf`` rather than nan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from relay.ir.expr import Call, Expr
+from relay.op.registry import OpDef, OpPattern, attr, register_op
+
+Array = np.ndarray
+
+__all__ = [
+    "argmax",
+    "argmin",
+    "logsumexp",
+    "max",
+    "mean",
+    "min",
+    "prod",
+    "reduce_axes",
+    "sum",
+    "variance",
+]
+
+
+def reduce_axes(ndim: int, axis: int | Sequence[int] | None, exclude: bool) -> tuple[int, ...]:
+    """The axes, sorted, that a reduction with ``axis`` and ``exclude`` reduces over ``ndim``.
+
+    >>> reduce_axes(3, [-1], False)
+    (2,)
+    >>> reduce_axes(3, [1], True)
+    (0, 2)
+    >>> reduce_axes(3, None, True)
+    (0, 1, 2)
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    given = (axis,) if isinstance(axis, int) else tuple(axis)
+    if not given:
+        return tuple(range(ndim))
+    seen: set[int] = set()
+    for a in given:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"axis {a} is out of range for a tensor of rank {ndim}")
+        n = a + ndim if a < 0 else a
+        if n in seen:
+            raise ValueError(f"axis {a} is given twice (axes {list(given)}, rank {ndim})")
+        seen.add(n)
+    if exclude:
+        return tuple(i for i in range(ndim) if i not in seen)
+    return tuple(sorted(seen))
+
+
+def _axes(x: Array, axis: object, exclude: bool) -> tuple[int, ...]:
+    assert axis is None or isinstance(axis, int | tuple)
+    return reduce_axes(x.ndim, axis, exclude)
+
+
+def _is_float(x: Array) -> bool:
+    return bool(np.issubdtype(x.dtype, np.floating))
+
+
+def _need_numeric(name: str, x: Array) -> None:
+    if x.dtype == np.bool_:
+        raise ValueError(f"{name} needs a numeric tensor, got bool")
+
+
+def _need_float(name: str, x: Array) -> None:
+    if not _is_float(x):
+        raise ValueError(f"{name} needs a floating-point tensor, got {x.dtype}")
+
+
+def _compute_dtype(x: Array) -> np.dtype[Any]:
+    """The dtype float math on ``x`` is done in: float32 for narrow floats."""
+    return np.dtype(np.float32) if x.dtype.itemsize < 4 else x.dtype
+
+
+def _count(shape: Sequence[int], axes: Sequence[int]) -> int:
+    n = 1
+    for a in axes:
+        n *= int(shape[a])
+    return n
+
+
+def _truncdiv(total: Array, count: int, what: str) -> Array:
+    """Integer ``total / count`` rounded toward zero, in ``total``'s dtype."""
+    if count == 0:
+        raise ZeroDivisionError(f"integer {what} divides by a count of zero")
+    q = np.abs(total.astype(np.int64)) // abs(count)
+    signed = np.where((total < 0) != (count < 0), -q, q)
+    return np.asarray(signed.astype(total.dtype))
+
+
+def _sum_ref(data: Array, *, axis: object, keepdims: bool, exclude: bool) -> Array:
+    x = np.asarray(data)
+    axes = _axes(x, axis, exclude)
+    if not axes:
+        return x.copy()
+    with np.errstate(all="ignore"):
+        return np.asarray(np.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype))
+
+
+def _prod_ref(data: Array, *, axis: object, keepdims: bool, exclude: bool) -> Array:
+    x = np.asarray(data)
+    axes = _axes(x, axis, exclude)
+    if not axes:
+        return x.copy()
+    with np.errstate(all="ignore"):
+        return np.asarray(np.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype))
+
+
+def _extreme(x: Array, lowest: bool) -> object:
+    """The lowest (or highest) value of ``x``'s dtype: a max's (min's) initial value."""
+    if x.dtype == np.bool_:
+        return not lowest
+    if _is_float(x):
+        return -np.inf if lowest else np.inf
+    info = np.iinfo(x.dtype)
+    return info.min if lowest else info.max
+
+
+def _max_ref(data: Array, *, axis: object, keepdims: bool, exclude: bool) -> Array:
+    x = np.asarray(data)
+    axes = _axes(x, axis, exclude)
+    if not axes:
+        return x.copy()
+    init = _extreme(x, lowest=True)
+    return np.asarray(np.max(x, axis=axes, keepdims=keepdims, initial=init))  # type: ignore[call-overload]
+
+
+def _min_ref(data: Array, *, axis: object, keepdims: bool, exclude: bool) -> Array:
+    x = np.asarray(data)
+    axes = _axes(x, axis, exclude)
+    if not axes:
+        return x.copy()
+    init = _extreme(x, lowest=False)
+    return np.asarray(np.min(x, axis=axes, keepdims=keepdims, initial=init))  # type: ignore[call-overload]
+
+
+def _mean_ref(data: Array, *, axis: object, keepdims: bool, exclude: bool) -> Array:
+    x = np.asarray(data)
+    _need_numeric("mean", x)
+    axes = _axes(x, axis, exclude)
+    if not axes:
+        return x.copy()
+    count = _count(x.shape, axes)
+    if not _is_float(x):
+        total = np.asarray(np.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype))
+        return _truncdiv(total, count, "mean")
+    with np.errstate(all="ignore"):
+        total = np.sum(x, axis=axes, keepdims=keepdims, dtype=_compute_dtype(x))
+        return np.asarray(np.asarray(total / count).astype(x.dtype))
+
+
+def _arg_ref(
+    name: str, data: Array, axis: object, keepdims: bool, exclude: bool, last: bool
+) -> Array:
+    x = np.asarray(data)
+    if x.ndim == 0:
+        raise ValueError(f"{name} needs a tensor of rank at least 1")
+    axes = _axes(x, axis, exclude)
+    if not axes:
+        return np.zeros(x.shape, dtype=np.int32)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    extent = _count(x.shape, axes)
+    if extent == 0:
+        raise ValueError(f"{name} of an empty reduction (a reduced axis has extent 0)")
+    flat = np.transpose(x, [*kept, *axes]).reshape([x.shape[i] for i in kept] + [extent])
+    pick = np.argmax if name == "argmax" else np.argmin
+    idx = extent - 1 - pick(flat[..., ::-1], axis=-1) if last else pick(flat, axis=-1)
+    out = np.asarray(idx, dtype=np.int32)
+    if keepdims:
+        out = out.reshape([1 if i in axes else x.shape[i] for i in range(x.ndim)])
+    return np.asarray(out)
+
+
+def _argmax_ref(
+    data: Array, *, axis: object, keepdims: bool, exclude: bool, select_last_index: bool
+) -> Array:
+    return _arg_ref("argmax", data, axis, keepdims, exclude, select_last_index)
+
+
+def _argmin_ref(
+    data: Array, *, axis: object, keepdims: bool, exclude: bool, select_last_index: bool
+) -> Array:
+    return _arg_ref("argmin", data, axis, keepdims, exclude, select_last_index)
+
+
+def _variance_ref(
+    data: Array, mean: Array, *, axis: object, keepdims: bool, exclude: bool, unbiased: bool
+) -> Array:
+    x = np.asarray(data)
+    m = np.asarray(mean)
+    _need_numeric("variance", x)
+    if x.ndim == 0:
+        raise ValueError("variance needs a tensor of rank at least 1")
+    if m.ndim != x.ndim:
+        raise ValueError(
+            f"variance: the mean has rank {m.ndim} but the data has rank {x.ndim} "
+            "(compute the mean with keepdims=True)"
+        )
+    if m.dtype != x.dtype:
+        raise ValueError(f"variance: the mean is {m.dtype} but the data is {x.dtype}")
+    try:
+        np.broadcast_shapes(x.shape, m.shape)
+    except ValueError:
+        raise ValueError(
+            f"variance: the mean of shape {m.shape} does not broadcast to the data's {x.shape}"
+        ) from None
+    axes = _axes(x, axis, exclude)
+    count = _count(x.shape, axes) - int(unbiased)
+    if not _is_float(x):
+        diff = (x - m).astype(x.dtype)
+        total = np.asarray(np.sum(diff * diff, axis=axes, keepdims=keepdims, dtype=x.dtype))
+        return _truncdiv(total, count, "variance")
+    wide = _compute_dtype(x)
+    with np.errstate(all="ignore"):
+        diff = x.astype(wide) - m.astype(wide)
+        total = np.sum(diff * diff, axis=axes, keepdims=keepdims, dtype=wide)
+        return np.asarray(np.asarray(total / count).astype(x.dtype))
+
+
+def _logsumexp_ref(data: Array, *, axis: object, keepdims: bool, exclude: bool) -> Array:
+    x = np.asarray(data)
+    _need_float("logsumexp", x)
+    axes = _axes(x, axis, exclude)
+    if not axes:
+        return x.copy()
+    wide = x.astype(_compute_dtype(x))
+    with np.errstate(all="ignore"):
+        top = np.max(wide, axis=axes, keepdims=True, initial=-np.inf)
+        shift = np.where(np.isfinite(top), top, 0)
+        total = np.sum(np.exp(wide - shift), axis=axes, keepdims=True)
+        out = np.log(total) + shift
+    if not keepdims:
+        out = np.squeeze(out, axis=axes)
+    return np.asarray(out.astype(x.dtype))
+
+
+# ---- registration -------------------------------------------------------------------------------
+
+_REDUCE_ATTRS = (
+    attr("axis", "int_or_ints", None, optional=True),
+    attr("keepdims", "bool", False),
+    attr("exclude", "bool", False),
+)
+_ARG_ATTRS = (*_REDUCE_ATTRS, attr("select_last_index", "bool", False))
+_VARIANCE_ATTRS = (*_REDUCE_ATTRS, attr("unbiased", "bool", False))
+
+_DEFS: dict[str, OpDef] = {}
+
+_SPECS: tuple[tuple[str, int, Callable[..., Array], tuple[Any, ...], str], ...] = (
+    ("sum", 1, _sum_ref, _REDUCE_ATTRS, "Sum over the reduced axes, in the input dtype."),
+    ("mean", 1, _mean_ref, _REDUCE_ATTRS, "Mean over the reduced axes (integers truncate)."),
+    ("max", 1, _max_ref, _REDUCE_ATTRS, "Maximum over the reduced axes."),
+    ("min", 1, _min_ref, _REDUCE_ATTRS, "Minimum over the reduced axes."),
+    ("prod", 1, _prod_ref, _REDUCE_ATTRS, "Product over the reduced axes, in the input dtype."),
+    (
+        "argmax",
+        1,
+        _argmax_ref,
+        _ARG_ATTRS,
+        "Index (int32) of the maximum over the reduced axes; first one, or last if asked.",
+    ),
+    (
+        "argmin",
+        1,
+        _argmin_ref,
+        _ARG_ATTRS,
+        "Index (int32) of the minimum over the reduced axes; first one, or last if asked.",
+    ),
+    (
+        "variance",
+        2,
+        _variance_ref,
+        _VARIANCE_ATTRS,
+        "Variance of data about the given mean over the reduced axes (n - 1 if unbiased).",
+    ),
+    (
+        "logsumexp",
+        1,
+        _logsumexp_ref,
+        _REDUCE_ATTRS,
+        "log(sum(exp(x))) over the reduced axes, computed stably.",
+    ),
+)
+
+for _name, _n, _ref, _attrs, _doc in _SPECS:
+    _DEFS[_name] = register_op(
+        _name, _n, attrs=_attrs, reference=_ref, pattern=OpPattern.COMM_REDUCE, doc=_doc
+    )
+
+
+# ---- builders -----------------------------------------------------------------------------------
+
+AxisArg = int | Sequence[int] | None
+
+
+def _axis_value(axis: AxisArg) -> object:
+    if isinstance(axis, int):
+        return [axis]
+    return list(axis) if isinstance(axis, Sequence) else axis
+
+
+def _call(name: str, args: Sequence[Expr], attrs: Mapping[str, object]) -> Call:
+    opdef = _DEFS[name]
+    return Call(opdef.op, tuple(args), opdef.validate_attrs(dict(attrs)))
+
+
+def _reduce(name: str, data: Expr, axis: AxisArg, keepdims: bool, exclude: bool) -> Call:
+    attrs = {"axis": _axis_value(axis), "keepdims": keepdims, "exclude": exclude}
+    return _call(name, [data], attrs)
+
+
+def sum(data: Expr, axis: AxisArg = None, keepdims: bool = False, exclude: bool = False) -> Call:
+    """``sum(data, axis=..., keepdims=..., exclude=...)``: the sum over the reduced axes
+    (all of them when ``axis`` is None; those not in ``axis`` when ``exclude``)."""
+    return _reduce("sum", data, axis, keepdims, exclude)
+
+
+def mean(data: Expr, axis: AxisArg = None, keepdims: bool = False, exclude: bool = False) -> Call:
+    """``mean(data, axis=..., keepdims=..., exclude=...)``: the mean over the reduced axes."""
+    return _reduce("mean", data, axis, keepdims, exclude)
+
+
+def max(data: Expr, axis: AxisArg = None, keepdims: bool = False, exclude: bool = False) -> Call:
+    """``max(data, axis=..., keepdims=..., exclude=...)``: the maximum over the reduced axes."""
+    return _reduce("max", data, axis, keepdims, exclude)
+
+
+def min(data: Expr, axis: AxisArg = None, keepdims: bool = False, exclude: bool = False) -> Call:
+    """``min(data, axis=..., keepdims=..., exclude=...)``: the minimum over the reduced axes."""
+    return _reduce("min", data, axis, keepdims, exclude)
+
+
+def prod(data: Expr, axis: AxisArg = None, keepdims: bool = False, exclude: bool = False) -> Call:
+    """``prod(data, axis=..., keepdims=..., exclude=...)``: the product over the reduced axes."""
+    return _reduce("prod", data, axis, keepdims, exclude)
+
+
+def logsumexp(
+    data: Expr, axis: AxisArg = None, keepdims: bool = False, exclude: bool = False
+) -> Call:
+    """``logsumexp(data, axis=..., keepdims=...)``: ``log(sum(exp(data)))`` over the reduced
+    axes, computed without overflow."""
+    return _reduce("logsumexp", data, axis, keepdims, exclude)
+
+
+def argmax(
+    data: Expr,
+    axis: AxisArg = None,
+    keepdims: bool = False,
+    exclude: bool = False,
+    select_last_index: bool = False,
+) -> Call:
+    """``argmax(data, axis=...)``: the int32 index of the maximum over the reduced axes
+    (row-major over them when several); the last maximum when ``select_last_index``."""
+    attrs = {
+        "axis": _axis_value(axis),
+        "keepdims": keepdims,
+        "exclude": exclude,
+        "select_last_index": select_last_index,
+    }
+    return _call("argmax", [data], attrs)
+
+
+def argmin(
+    data: Expr,
+    axis: AxisArg = None,
+    keepdims: bool = False,
+    exclude: bool = False,
+    select_last_index: bool = False,
+) -> Call:
+    """``argmin(data, axis=...)``: the int32 index of the minimum over the reduced axes
+    (row-major over them when several); the last minimum when ``select_last_index``."""
+    attrs = {
+        "axis": _axis_value(axis),
+        "keepdims": keepdims,
+        "exclude": exclude,
+        "select_last_index": select_last_index,
+    }
+    return _call("argmin", [data], attrs)
+
+
+def variance(
+    data: Expr,
+    axis: AxisArg = None,
+    keepdims: bool = False,
+    exclude: bool = False,
+    unbiased: bool = False,
+    with_mean: Expr | None = None,
+) -> Call:
+    """``variance(data, mean, axis=..., ...)``: the variance over the reduced axes.
+
+    As in Relay, the operator takes the mean as its second input: ``with_mean`` if given,
+    else ``mean(data, axis, keepdims=True, exclude=exclude)``. Divides by ``n - 1`` when
+    ``unbiased``.
+    """
+    m = mean(data, axis, True, exclude) if with_mean is None else with_mean
+    attrs = {
+        "axis": _axis_value(axis),
+        "keepdims": keepdims,
+        "exclude": exclude,
+        "unbiased": unbiased,
+    }
+    return _call("variance", [data, m], attrs)
