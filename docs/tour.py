@@ -32,7 +32,7 @@ f = Function((x, y), Let(s, Call(add, (x, y)), Call(mul, (s, Call(add, (const(1.
 text = str(f)
 print(text)
 assert text == (
-    "fn (%x: Tensor[(3), float32], %y: Tensor[(3), float32]) {\n"
+    "fn (%x: Tensor[(3,), float32], %y: Tensor[(3,), float32]) {\n"
     "  let %s = add(%x, %y);\n"
     "  %0 = add(1f, 1f);\n"
     "  multiply(%s, %0)\n"
@@ -43,7 +43,7 @@ g = relay.parse_expr(text)
 assert g is not f and relay.structural_equal(f, g)
 assert relay.structural_hash(f) == relay.structural_hash(g)
 # Infix operators and literal suffixes are accepted on input.
-h = relay.parse_expr("fn (%a: Tensor[(3), float32], %b: Tensor[(3), float32]) { %a * 2f + %b }")
+h = relay.parse_expr("fn (%a: Tensor[(3,), float32], %b: Tensor[(3,), float32]) { %a * 2f + %b }")
 print(h)
 
 

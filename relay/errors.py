@@ -62,7 +62,28 @@ class FrontendError(RelayError):
 
 
 class TypeCheckError(RelayError):
-    """A program that is not well typed, e.g. ``add`` of (3, 4) and (4, 3) tensors."""
+    """A program that is not well typed, e.g. ``add`` of (3, 4) and (4, 3) tensors.
+
+    The checker reports every independent error it finds: ``errors`` lists
+    them all (this one first); ``str()`` shows each with its source line.
+    """
+
+    def __init__(self, message: str, span: Span | None = None, notes: tuple[str, ...] = ()) -> None:
+        super().__init__(message, span, notes)
+        self.errors: list[TypeCheckError] = [self]
+
+    @staticmethod
+    def combine(errors: list[TypeCheckError]) -> TypeCheckError:
+        """One error reporting all of ``errors`` (in order); ``errors`` must not be empty."""
+        if len(errors) == 1:
+            return errors[0]
+        first = errors[0]
+        more = [f"({len(errors) - 1} more type errors)"]
+        for e in errors[1:]:
+            more.append(str(e))
+        combined = TypeCheckError(first.message, first.span, (*first.notes, *more))
+        combined.errors = list(errors)
+        return combined
 
 
 class CompileError(RelayError):

@@ -13,5 +13,5 @@ def test_readme_example_runs(capsys):
     for block in blocks:
         exec(compile(block, "README.md", "exec"), {})
     assert capsys.readouterr().out.startswith(
-        "fn [n: Shape](%x: Tensor[(n), float32], %k: int32) -> Tensor[(n), float32] {"
+        "fn [n: Shape](%x: Tensor[(n,), float32], %k: int32) -> Tensor[(n,), float32] {"
     )

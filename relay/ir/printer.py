@@ -60,6 +60,7 @@ from relay.ir.expr import (
     children,
 )
 from relay.ir.module import Module
+from relay.ir.dim import dim_str
 from relay.ir.types import (
     DTYPES,
     FuncType,
@@ -67,6 +68,7 @@ from relay.ir.types import (
     IncompleteType,
     Kind,
     RefType,
+    SymbolicDim,
     TensorType,
     TupleType,
     Type,
@@ -625,14 +627,22 @@ class _Printer:
             return "?"
         if isinstance(d, TypeVar):
             return self.type_var_name(d)
+        if isinstance(d, IncompleteType):
+            return "_"
+        if isinstance(d, SymbolicDim):
+            return dim_str(d, self.dim_var_name)
         return str(d)
+
+    def dim_var_name(self, v: TypeVar | IncompleteType) -> str:
+        return self.type_var_name(v) if isinstance(v, TypeVar) else "_"
 
     def type(self, t: Type) -> str:
         if isinstance(t, TensorType):
-            dtype = t.dtype if isinstance(t.dtype, str) else self.type_var_name(t.dtype)
+            dtype = t.dtype if isinstance(t.dtype, str) else self.dim_var_name(t.dtype)
             if not t.shape and isinstance(t.dtype, str):
                 return dtype
-            return f"Tensor[({', '.join(self.dim(d) for d in t.shape)}), {dtype}]"
+            dims = ", ".join(self.dim(d) for d in t.shape)
+            return f"Tensor[({dims}{',' if len(t.shape) == 1 else ''}), {dtype}]"
         if isinstance(t, TupleType):
             fields = [self.type(f) for f in t.fields]
             return "(" + ", ".join(fields) + ("," if len(fields) == 1 else "") + ")"

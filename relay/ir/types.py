@@ -111,8 +111,15 @@ class _AnyDim:
 Any = _AnyDim()
 """A tensor dimension whose size is known only at run time (``?`` in text)."""
 
-Dim: TypeAlias = int | TypeVar | _AnyDim
-DType: TypeAlias = str | TypeVar
+
+class SymbolicDim:
+    """Base of computed symbolic dimensions such as ``n * 784`` (see :mod:`relay.ir.dim`)."""
+
+    __slots__ = ()
+
+
+Dim: TypeAlias = "int | TypeVar | IncompleteType | _AnyDim | SymbolicDim"
+DType: TypeAlias = "str | TypeVar | IncompleteType"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +134,9 @@ class TensorType(Type):
         if isinstance(self.dtype, str) and self.dtype not in DTYPES:
             raise ValueError(f"unknown dtype {self.dtype!r}")
         for d in self.shape:
-            if isinstance(d, bool) or not isinstance(d, int | TypeVar | _AnyDim):
+            if isinstance(d, bool) or not isinstance(
+                d, int | TypeVar | _AnyDim | IncompleteType | SymbolicDim
+            ):
                 raise TypeError(f"bad tensor dimension {d!r}")
 
     @property
@@ -258,6 +267,11 @@ def free_type_vars(ty: Type) -> list[TypeVar]:
             if id(t) not in seen and not any(t in b for b in bound):
                 seen.add(id(t))
                 out.append(t)
+        elif isinstance(t, SymbolicDim):
+            from relay.ir.dim import dim_vars
+
+            for v in dim_vars(t):
+                walk(v)
         elif isinstance(t, TensorType):
             for d in t.shape:
                 walk(d)

@@ -14,7 +14,19 @@ from typing import Any
 
 import numpy as np
 
+from relay.ir.attrs import Attrs
+from relay.ir.types import TensorType, Type
 from relay.op.registry import OpPattern, register_op
+from relay.typecheck.relation import (
+    RelationError,
+    RelationFunc,
+    Reporter,
+    broadcast_shapes,
+    forward,
+    identity_rel,
+    is_dtype,
+    tensor_arg,
+)
 
 Array = np.ndarray
 
@@ -103,8 +115,54 @@ _COMPARE: dict[str, tuple[Callable[[Array, Array], Any], str]] = {
     "logical_xor": (np.logical_xor, "Elementwise boolean exclusive or."),
 }
 
-for _name, (_fn, _doc) in {**_ARITH, **_COMPARE}.items():
-    register_op(_name, 2, reference=_binary(_fn), pattern=OpPattern.BROADCAST, doc=_doc)
+_LOGICAL = ("logical_and", "logical_or", "logical_xor")
+
+
+def broadcast_rel(name: str, result_dtype: str | None = None) -> RelationFunc:
+    """The relation of a broadcasting binary operator ``name``.
+
+    Both arguments are tensors of the same dtype; the result has their numpy
+    broadcast shape and ``result_dtype`` (default: the arguments' dtype).
+    Logical operators require ``bool``.
+    """
+
+    def rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+        a = tensor_arg(args[0], name, "lhs")
+        b = tensor_arg(args[1], name, "rhs")
+        r.dtype_equal(a.dtype, b.dtype, f"{name}: dtypes differ: {a} and {b}")
+        if name in _LOGICAL and is_dtype(a.dtype, "bool") is False:
+            raise RelationError(f"{name}: arguments must be bool, got {a} and {b}")
+        return TensorType(broadcast_shapes(a, b, r), result_dtype or a.dtype)
+
+    rule.__name__ = f"{name}_rel"
+    return forward(rule)
+
+
+for _name, (_fn, _doc) in _ARITH.items():
+    register_op(
+        _name,
+        2,
+        reference=_binary(_fn),
+        pattern=OpPattern.BROADCAST,
+        doc=_doc,
+        type_relation=broadcast_rel(_name),
+    )
+for _name, (_fn, _doc) in _COMPARE.items():
+    register_op(
+        _name,
+        2,
+        reference=_binary(_fn),
+        pattern=OpPattern.BROADCAST,
+        doc=_doc,
+        type_relation=broadcast_rel(_name, "bool"),
+    )
+
+
+def _logical_not_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    t = types[0]
+    if isinstance(t, TensorType) and is_dtype(t.dtype, "bool") is False:
+        raise RelationError(f"logical_not: argument must be bool, got {t}")
+    return identity_rel(types, attrs, r)
 
 register_op(
     "negative",
@@ -112,6 +170,7 @@ register_op(
     reference=_unary(np.negative),
     pattern=OpPattern.ELEMWISE,
     doc="Elementwise negation.",
+    type_relation=identity_rel,
 )
 register_op(
     "logical_not",
@@ -119,4 +178,5 @@ register_op(
     reference=_unary(np.logical_not),
     pattern=OpPattern.ELEMWISE,
     doc="Elementwise boolean not.",
+    type_relation=_logical_not_rel,
 )

@@ -606,7 +606,7 @@ def test_env_helpers() -> None:
 
 def test_describe_and_format_values() -> None:
     assert describe_value(np.zeros((2, 3), dtype="float32")) == "Tensor[(2, 3), float32]"
-    assert describe_value(np.zeros((4,), dtype="int8")) == "Tensor[(4), int8]"
+    assert describe_value(np.zeros((4,), dtype="int8")) == "Tensor[(4,), int8]"
     assert describe_value(np.zeros((), dtype="float32")) == "Tensor[(), float32]"
     assert describe_value((1, 2)) == "a tuple of 2 fields"  # type: ignore[arg-type]
     assert describe_value(Op.get("add")) == "the operator add"
@@ -713,7 +713,7 @@ def test_if_condition_must_be_a_rank0_bool() -> None:
     cond = Constant(np.asarray([True, False]), span=SPAN)
     raises_at(
         lambda: interpret(If(cond, i32(1), i32(2))),
-        "the condition of an if must be a rank-0 bool tensor, got Tensor[(2), bool]",
+        "the condition of an if must be a rank-0 bool tensor, got Tensor[(2,), bool]",
         SPAN,
     )
     raises_at(

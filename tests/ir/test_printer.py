@@ -66,7 +66,7 @@ def test_graph_form_binds_arguments_and_inlines_the_result():
     x, y, z = Var("x", TensorType((10,), "float32")), Var("y"), Var("z")
     f = Function((x, y, z), add(add(x, y), z))
     assert astext(f) == (
-        "fn (%x: Tensor[(10), float32], %y, %z) {\n  %0 = add(%x, %y);\n  add(%0, %z)\n}"
+        "fn (%x: Tensor[(10,), float32], %y, %z) {\n  %0 = add(%x, %y);\n  add(%0, %z)\n}"
     )
 
 
@@ -299,7 +299,7 @@ def test_non_scalar_and_non_finite_constants_go_to_metadata():
     ("ty", "text"),
     [
         (TensorType((), "float32"), "float32"),
-        (TensorType((10,), "float32"), "Tensor[(10), float32]"),
+        (TensorType((10,), "float32"), "Tensor[(10,), float32]"),
         (TensorType((1, Any), "float32"), "Tensor[(1, ?), float32]"),
         (TensorType((), TypeVar("d", Kind.BASE_TYPE)), "Tensor[(), d]"),
         (TupleType(()), "()"),

@@ -209,9 +209,9 @@ def test_show_types_comments() -> None:
     text = relay.astext(mod, show_types=True)
     assert text == (
         '#[version = "0.0.5"]\n'
-        "def @f(%x: Tensor[(2), float32]) {\n"
-        "  let %y = add(%x, %x) /* ty=Tensor[(2), float32] */;\n"
-        "  (%y, %y) /* ty=(Tensor[(2), float32], Tensor[(2), float32]) */\n"
+        "def @f(%x: Tensor[(2,), float32]) {\n"
+        "  let %y = add(%x, %x) /* ty=Tensor[(2,), float32] */;\n"
+        "  (%y, %y) /* ty=(Tensor[(2,), float32], Tensor[(2,), float32]) */\n"
         "}\n"
     )
     assert_module_round_trips(relay.parse(text))
