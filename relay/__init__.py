@@ -79,11 +79,33 @@ def interpret(program: Module | Expr, *args: _Any, mod: Module | None = None) ->
     return _interpret(program, *args, mod=mod)
 
 
+def infer_type(obj: Module | Expr, mod: Module | None = None) -> _Any:
+    """``obj`` (a Module or an expression) with ``checked_type`` set on every expression.
+
+    Raises :class:`TypeCheckError` listing every independent error (``.errors``).
+    An expression may use the globals and data types of ``mod``."""
+    from relay.typecheck.checker import infer_type as _infer_type
+
+    return _infer_type(obj, mod)
+
+
 def prelude() -> Module:
     """A fresh module holding the standard prelude (List, Option, Tree and their functions)."""
     from relay.std import prelude as _prelude
 
     return _prelude()
+
+
+_SUBMODULES = frozenset({"analysis", "op", "passes", "typecheck"})
+
+
+def __getattr__(name: str) -> _Any:
+    """Import the subpackages ``relay.analysis``, ``relay.passes``, ... on first access."""
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"relay.{name}")
+    raise AttributeError(f"module 'relay' has no attribute {name!r}")
 
 
 __all__ = [
@@ -98,6 +120,7 @@ __all__ = [
     "assert_structural_equal",
     "astext",
     "flags",
+    "infer_type",
     "interpret",
     "parse",
     "parse_expr",

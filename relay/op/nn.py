@@ -47,6 +47,13 @@ Algorithms and semantics:
 * ``nn.cross_entropy(p, t)`` is ``-sum(log(p) * t) / batch`` and
   ``nn.cross_entropy_with_logits(p, t)`` is ``-sum(p * t) / batch``, rank-0.
 
+Type relations (the section before the registrations) check on types what the references
+check on arrays (ranks, dtypes, feature and channel counts, window fits, attribute values) and
+compute result shapes with :mod:`relay.ir.dim`, so symbolic dims (``(h - 1) // 2 + 1``) and
+``Any`` flow through. As in Relay, an unknown weight is inferred from the data and the
+``units`` (dense, matmul) or ``channels`` and ``kernel_size`` (convolutions) attributes, and an
+unknown per-channel parameter (bias, alpha, gamma...) from the data's axis.
+
 Attribute values that are wrong whatever the inputs (a zero stride, three padding values)
 are rejected by the builders and by the references with
 :class:`~relay.op.registry.AttrValidationError`; values that do not fit the inputs (an axis
@@ -62,8 +69,23 @@ from typing import Any
 
 import numpy as np
 
+from relay.ir import dim
+from relay.ir.attrs import Attrs, AttrValue
+from relay.ir.dim import Dim
 from relay.ir.expr import Call, Expr, const
+from relay.ir.types import DTYPES, DType, IncompleteType, TensorType, TupleType, Type, _AnyDim
 from relay.op.registry import AttrValidationError, OpDef, OpPattern, attr, register_op
+from relay.typecheck.relation import (
+    RelationError,
+    RelationFunc,
+    Reporter,
+    broadcast_dim,
+    forward,
+    is_dtype,
+    is_known,
+    normalize_axis,
+    tensor_arg,
+)
 
 Array = np.ndarray
 
@@ -694,13 +716,20 @@ def _pad_ref(data: Array, pad_value: Array, *, pad_width: object, pad_mode: str)
         if pad_mode == "edge" and size == 0 and before + after > 0:
             raise ValueError(f"{op}: edge padding of the empty axis {axis}")
     if pad_mode == "constant":
-        crop = tuple(
-            slice(max(-b, 0), size - max(-a, 0))
-            for (b, a), size in zip(widths, x.shape, strict=True)
+        # out[i] = x[i - before] where that is inside x, else the value (topi's pad), so a
+        # negative width crops and the extent is always size + before + after.
+        out = np.full(
+            [size + b + a for (b, a), size in zip(widths, x.shape, strict=True)],
+            v.astype(x.dtype),
         )
-        grow = [(max(b, 0), max(a, 0)) for b, a in widths]
-        fill = v.astype(x.dtype)
-        return np.asarray(np.pad(x[crop], grow, mode="constant", constant_values=fill))
+        src: list[slice] = []
+        dst: list[slice] = []
+        for (b, _), size, extent in zip(widths, x.shape, out.shape, strict=True):
+            lo, hi = max(0, b), min(extent, size + b)
+            src.append(slice(lo - b, max(lo, hi) - b))
+            dst.append(slice(lo, max(lo, hi)))
+        out[tuple(dst)] = x[tuple(src)]
+        return out
     mode: Any = pad_mode
     return np.asarray(np.pad(x, widths, mode=mode))
 
@@ -812,6 +841,657 @@ def _cross_entropy_with_logits_ref(predictions: Array, targets: Array) -> Array:
         return np.asarray(np.asarray(-total / p.shape[0]).astype(p.dtype))
 
 
+# ---- type relations -----------------------------------------------------------------------------
+#
+# Each relation's docstring is its type rule on one line (docs/operators.md is generated from
+# them); shapes are written for NCHW data and OIHW kernels, other layouts name the same axes.
+# Relations check what the references check, on types: a call the relation accepts with
+# concrete shapes is one the reference runs, and the result type is the reference's.
+
+
+def _check_attr_values(op: str, attrs: Attrs) -> None:
+    """The builders' attribute value checks, for calls made without a builder (parsed text)."""
+    check = _STATIC_CHECKS.get(op)
+    if check is not None:
+        try:
+            check(attrs)
+        except AttrValidationError as e:
+            raise RelationError(str(e)) from None
+
+
+def _ranked(
+    t: Type, op: str, what: str, rank: int | None = None, min_rank: int = 0, layout: str = ""
+) -> TensorType:
+    """``t`` as a tensor of the given rank (or at least ``min_rank``), else a RelationError."""
+    x = tensor_arg(t, op, what)
+    if rank is not None and x.ndim != rank:
+        suffix = f" ({layout})" if layout else ""
+        raise RelationError(f"{op}: {what} must have rank {rank}{suffix}, got {x}")
+    if x.ndim < min_rank:
+        raise RelationError(f"{op}: {what} must have rank at least {min_rank}, got {x}")
+    return x
+
+
+_FLOAT = ("float",)
+_NUMERIC = ("float", "int", "uint")
+
+
+def _need_dtype(x: TensorType, op: str, what: str, kinds: tuple[str, ...]) -> None:
+    if is_dtype(x.dtype, *kinds) is False:
+        noun = "a floating-point" if kinds == _FLOAT else "a numeric"
+        raise RelationError(f"{op}: {what} must be {noun} tensor, got {x}")
+
+
+def _one_dtype(
+    r: Reporter, op: str, a: TensorType, b: TensorType, what_a: str, what_b: str
+) -> None:
+    message = f"{op}: {what_a} and {what_b} must have one dtype, got {a} and {b}"
+    r.dtype_equal(a.dtype, b.dtype, message)
+
+
+def _result_dtype(op: str, out_dtype: AttrValue, default: DType) -> DType:
+    """``out_dtype`` when given (it must be a numeric dtype), else ``default``."""
+    if not out_dtype:
+        return default
+    if not isinstance(out_dtype, str) or out_dtype not in DTYPES:
+        raise RelationError(f"{op}: unknown out_dtype {out_dtype!r}")
+    if is_dtype(out_dtype, *_NUMERIC) is False:
+        raise RelationError(f"{op}: out_dtype must be numeric, got {out_dtype}")
+    return out_dtype
+
+
+def _settled(*ts: TensorType) -> bool:
+    """Whether every dtype is known, so that the dtype checks made on them are final."""
+    return not any(isinstance(t.dtype, IncompleteType) for t in ts)
+
+
+def _ds(d: Dim) -> str:
+    return dim.dim_str(d)
+
+
+def _int_attr(attrs: Attrs, name: str) -> int:
+    value = attrs[name]
+    assert isinstance(value, int)
+    return value
+
+
+def _str_attr(attrs: Attrs, name: str) -> str:
+    value = attrs[name]
+    assert isinstance(value, str)
+    return value
+
+
+def _axes(shape: Sequence[Dim], layout: str, names: str) -> tuple[Dim, ...]:
+    """The dims of ``shape`` (in ``layout``) named by the letters of ``names``, in that order."""
+    return tuple(shape[layout.index(a)] for a in names)
+
+
+def _param_rel(
+    op: str, r: Reporter, x: TensorType, ax: int, axis: int, t: Type, what: str
+) -> TensorType:
+    """The type of the 1-d parameter ``t`` of ``x``'s axis ``ax``: checked, or set if unknown."""
+    c = x.shape[ax]
+    if isinstance(t, IncompleteType):
+        expected = TensorType((c,), x.dtype)
+        r.unify(t, expected)
+        return expected
+    p = tensor_arg(t, op, what)
+    message = f"{op}: {what} must have shape ({_ds(c)},) to match axis {axis} of {x}, got {p}"
+    if p.ndim != 1:
+        raise RelationError(message)
+    r.dim_equal(p.shape[0], c, message)
+    _one_dtype(r, op, x, p, "data", what)
+    return TensorType((p.shape[0] if isinstance(c, _AnyDim) else c,), x.dtype)
+
+
+# dense, matmul, batch_matmul
+
+
+def _dense_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """Data (d..., k), weight (units, k) -> (d..., units); dtype out_dtype, else the data's."""
+    op = "nn.dense"
+    _check_attr_values(op, attrs)
+    if not is_known(types[0]):
+        return False
+    x = _ranked(types[0], op, "data", min_rank=1)
+    _need_dtype(x, op, "data", _NUMERIC)
+    units = attrs["units"]
+    assert units is None or isinstance(units, int)
+    weight = types[1]
+    if isinstance(weight, IncompleteType):
+        if units is None:
+            return False
+        weight = TensorType((units, x.shape[-1]), x.dtype)
+        r.unify(types[1], weight)
+    w = _ranked(weight, op, "weight", rank=2)
+    _need_dtype(w, op, "weight", _NUMERIC)
+    out_dtype = _result_dtype(op, attrs["out_dtype"], x.dtype)
+    if not attrs["out_dtype"]:
+        _one_dtype(r, op, x, w, "data", "weight")
+    k, wk = x.shape[-1], w.shape[1]
+    r.dim_equal(k, wk, f"{op}: data has {_ds(k)} features but weight expects {_ds(wk)}")
+    n = w.shape[0]
+    if units is not None:
+        r.dim_equal(n, units, f"{op}: units={units} but the weight has {_ds(n)} output units")
+        n = units
+    r.unify(types[-1], TensorType((*x.shape[:-1], n), out_dtype))
+    return _settled(x, w)
+
+
+def _matmul_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """A (d..., m, k), b (k, n), each transposed on request -> (d..., m, n); a may be (k,)."""
+    op = "nn.matmul"
+    _check_attr_values(op, attrs)
+    if not is_known(types[0]):
+        return False
+    ta, tb = bool(attrs["transpose_a"]), bool(attrs["transpose_b"])
+    a = _ranked(types[0], op, "tensor_a", min_rank=2 if ta else 1)
+    _need_dtype(a, op, "tensor_a", _NUMERIC)
+    ak = a.shape[-2] if ta else a.shape[-1]
+    units = attrs["units"]
+    assert units is None or isinstance(units, int)
+    tensor_b = types[1]
+    if isinstance(tensor_b, IncompleteType):
+        if units is None:
+            return False
+        tensor_b = TensorType((units, ak) if tb else (ak, units), a.dtype)
+        r.unify(types[1], tensor_b)
+    b = _ranked(tensor_b, op, "tensor_b", rank=2)
+    _need_dtype(b, op, "tensor_b", _NUMERIC)
+    out_dtype = _result_dtype(op, attrs["out_dtype"], a.dtype)
+    if not attrs["out_dtype"]:
+        _one_dtype(r, op, a, b, "tensor_a", "tensor_b")
+    bk, n = (b.shape[1], b.shape[0]) if tb else (b.shape[0], b.shape[1])
+    r.dim_equal(
+        ak, bk, f"{op}: tensor_a {a} and tensor_b {b} have inner dimensions {_ds(ak)} and {_ds(bk)}"
+    )
+    if units is not None:
+        r.dim_equal(n, units, f"{op}: units={units} but the weight has {_ds(n)} output units")
+        n = units
+    shape = (*a.shape[:-2], a.shape[-1], n) if ta else (*a.shape[:-1], n)
+    r.unify(types[-1], TensorType(shape, out_dtype))
+    return _settled(a, b)
+
+
+def _batch_matmul_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """A (b, m, k), b (b, k, n), each transposed on request -> (b, m, n); batch 1 broadcasts."""
+    op = "nn.batch_matmul"
+    a = _ranked(args[0], op, "tensor_a", rank=3)
+    b = _ranked(args[1], op, "tensor_b", rank=3)
+    _need_dtype(a, op, "tensor_a", _NUMERIC)
+    _need_dtype(b, op, "tensor_b", _NUMERIC)
+    out_dtype = _result_dtype(op, attrs["out_dtype"], a.dtype)
+    if not attrs["out_dtype"]:
+        _one_dtype(r, op, a, b, "tensor_a", "tensor_b")
+    (a0, a1, a2), (b0, b1, b2) = a.shape, b.shape
+    batch = broadcast_dim(
+        a0, b0, r, lambda: f"{op}: batch dimensions {_ds(a0)} and {_ds(b0)} of {a} and {b} differ"
+    )
+    m, ak = (a2, a1) if attrs["transpose_a"] else (a1, a2)
+    bk, n = (b2, b1) if attrs["transpose_b"] else (b1, b2)
+    r.dim_equal(
+        ak, bk, f"{op}: tensor_a {a} and tensor_b {b} have inner dimensions {_ds(ak)} and {_ds(bk)}"
+    )
+    return TensorType((batch, m, n), out_dtype)
+
+
+# elementwise activations, softmax, bias_add, prelu
+
+
+def _elemwise_rel(
+    op: str, kinds: tuple[str, ...] | None, doc: str, axis: bool = False
+) -> RelationFunc:
+    """The relation of a one-input operator whose result has its input's type."""
+
+    def rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+        data = types[0]
+        if isinstance(data, IncompleteType):
+            r.unify(data, types[-1])
+            data = r.resolve(data)
+            if isinstance(data, IncompleteType):
+                return False
+        x = tensor_arg(data, op)
+        if kinds is not None:
+            _need_dtype(x, op, "data", kinds)
+        if axis:
+            normalize_axis(_int_attr(attrs, "axis"), x.ndim, op)
+        r.unify(types[-1], x)
+        return _settled(x)
+
+    rel.__name__ = f"{op.removeprefix('nn.')}_rel"
+    rel.__doc__ = doc
+    return rel
+
+
+def _channel_rel(op: str, what: str, kinds: tuple[str, ...] | None, doc: str) -> RelationFunc:
+    """The relation of ``op(data, param, axis)`` with a 1-d ``param`` along ``axis``."""
+
+    def rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+        if not is_known(types[0]):
+            return False
+        x = _ranked(types[0], op, "data", min_rank=1)
+        if kinds is not None:
+            _need_dtype(x, op, "data", kinds)
+        axis = _int_attr(attrs, "axis")
+        p = _param_rel(op, r, x, normalize_axis(axis, x.ndim, op), axis, types[1], what)
+        r.unify(types[-1], x)
+        return _settled(x, p)
+
+    rel.__name__ = f"{op.removeprefix('nn.')}_rel"
+    rel.__doc__ = doc
+    return rel
+
+
+# convolution
+
+
+def _conv_out_dim(op: str, what: str, size: Dim, pad: int, k: Dim, d: int, s: int) -> Dim:
+    """``(size + pad - ((k - 1) * d + 1)) // s + 1``, or an error if the window does not fit."""
+    window = dim.add(dim.mul(dim.sub(k, 1), d), 1)
+    padded = dim.add(size, pad)
+    num = dim.sub(padded, window)
+    if isinstance(num, int) and num < 0:
+        raise RelationError(
+            f"{op}: the dilated kernel {what} ({_ds(window)}) exceeds the padded input {what} "
+            f"({_ds(padded)})"
+        )
+    return dim.add(dim.floordiv(num, s), 1)
+
+
+def _kernel_size_check(op: str, r: Reporter, attrs: Attrs, kh: Dim, kw: Dim) -> None:
+    if attrs["kernel_size"] is None:
+        return
+    ks = _pair(op, "kernel_size", attrs["kernel_size"])
+    message = f"{op}: kernel_size={list(ks)} but the weight's is [{_ds(kh)}, {_ds(kw)}]"
+    r.dim_equal(kh, ks[0], message)
+    r.dim_equal(kw, ks[1], message)
+
+
+def _not_divisible(d: Dim, groups: int) -> bool:
+    rem = dim.floormod(d, groups)
+    return isinstance(rem, int) and rem != 0
+
+
+def _conv_weight(
+    op: str, r: Reporter, types: list[Type], attrs: Attrs, dims: dict[str, Dim], dtype: DType
+) -> Type | None:
+    """The weight's type; set from ``channels`` and ``kernel_size`` if unknown (None: wait)."""
+    weight = types[1]
+    if not isinstance(weight, IncompleteType):
+        return weight
+    if attrs["channels"] is None or attrs["kernel_size"] is None:
+        return None
+    kh, kw = _pair(op, "kernel_size", attrs["kernel_size"])
+    layout = _str_attr(attrs, "kernel_layout")
+    inferred = TensorType(tuple({**dims, "H": kh, "W": kw}[a] for a in layout), dtype)
+    r.unify(types[1], inferred)
+    return inferred
+
+
+def _conv2d_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """(n, c, h, w) * (o, c/g, kh, kw) -> (n, o, (h + pt + pb - dh*(kh-1) - 1) // sh + 1, ..)."""
+    op = "nn.conv2d"
+    _check_attr_values(op, attrs)
+    if not is_known(types[0]):
+        return False
+    layout, kernel_layout = _str_attr(attrs, "data_layout"), _str_attr(attrs, "kernel_layout")
+    x = _ranked(types[0], op, "data", rank=4, layout=layout)
+    _need_dtype(x, op, "data", _NUMERIC)
+    n, c, h, wd = _axes(x.shape, layout, "NCHW")
+    groups = _int_attr(attrs, "groups")
+    channels = attrs["channels"]
+    assert channels is None or isinstance(channels, int)
+    if _not_divisible(c, groups):
+        raise RelationError(f"{op}: data has {_ds(c)} channels, not divisible by groups={groups}")
+    dims = {"O": channels or 0, "I": dim.floordiv(c, groups)}
+    weight = _conv_weight(op, r, types, attrs, dims, x.dtype)
+    if weight is None:
+        return False
+    w = _ranked(weight, op, "weight", rank=4, layout=kernel_layout)
+    _need_dtype(w, op, "weight", _NUMERIC)
+    out_dtype = _result_dtype(op, attrs["out_dtype"], x.dtype)
+    if not attrs["out_dtype"]:
+        _one_dtype(r, op, x, w, "data", "weight")
+    o, i, kh, kw = _axes(w.shape, kernel_layout, "OIHW")
+    if _not_divisible(o, groups):
+        raise RelationError(
+            f"{op}: weight has {_ds(o)} output channels, not divisible by groups={groups}"
+        )
+    expects = dim.mul(i, groups)
+    r.dim_equal(
+        expects,
+        c,
+        f"{op}: data has {_ds(c)} channels but weight expects {_ds(expects)} (groups={groups})",
+    )
+    if channels is not None:
+        r.dim_equal(o, channels, f"{op}: channels={channels} but the weight gives {_ds(o)}")
+        o = channels
+    _kernel_size_check(op, r, attrs, kh, kw)
+    sh, sw = _pair(op, "strides", attrs["strides"])
+    dh, dw = _pair(op, "dilation", attrs["dilation"])
+    pt, pl, pb, pr = _padding4(op, attrs["padding"])
+    out = {
+        "N": n,
+        "C": o,
+        "H": _conv_out_dim(op, "height", h, pt + pb, kh, dh, sh),
+        "W": _conv_out_dim(op, "width", wd, pl + pr, kw, dw, sw),
+    }
+    out_layout = _str_attr(attrs, "out_layout") or layout
+    r.unify(types[-1], TensorType(tuple(out[a] for a in out_layout), out_dtype))
+    return _settled(x, w)
+
+
+def _conv2d_transpose_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """(n, c, h, w) * (c, o/g, kh, kw) -> (n, o, (h-1)*sh + dh*(kh-1) + 1 - pt - pb + oph, ..)."""
+    op = "nn.conv2d_transpose"
+    _check_attr_values(op, attrs)
+    if not is_known(types[0]):
+        return False
+    layout, kernel_layout = _str_attr(attrs, "data_layout"), _str_attr(attrs, "kernel_layout")
+    x = _ranked(types[0], op, "data", rank=4, layout=layout)
+    _need_dtype(x, op, "data", _NUMERIC)
+    n, c, h, wd = _axes(x.shape, layout, "NCHW")
+    groups = _int_attr(attrs, "groups")
+    channels = attrs["channels"]
+    assert channels is None or isinstance(channels, int)
+    if _not_divisible(c, groups):
+        raise RelationError(f"{op}: data has {_ds(c)} channels, not divisible by groups={groups}")
+    if channels is not None and channels % groups:
+        raise RelationError(f"{op}: channels={channels} is not divisible by groups={groups}")
+    dims = {"I": c, "O": (channels or 0) // groups}
+    weight = _conv_weight(op, r, types, attrs, dims, x.dtype)
+    if weight is None:
+        return False
+    w = _ranked(weight, op, "weight", rank=4, layout=kernel_layout)
+    _need_dtype(w, op, "weight", _NUMERIC)
+    out_dtype = _result_dtype(op, attrs["out_dtype"], x.dtype)
+    if not attrs["out_dtype"]:
+        _one_dtype(r, op, x, w, "data", "weight")
+    i, og, kh, kw = _axes(w.shape, kernel_layout, "IOHW")
+    r.dim_equal(i, c, f"{op}: data has {_ds(c)} channels but weight expects {_ds(i)}")
+    o = dim.mul(og, groups)
+    if channels is not None:
+        r.dim_equal(o, channels, f"{op}: channels={channels} but the weight gives {_ds(o)}")
+        o = channels
+    _kernel_size_check(op, r, attrs, kh, kw)
+    if dim.equal(h, 0) or dim.equal(wd, 0):
+        raise RelationError(f"{op}: data has an empty spatial dimension: {x}")
+    sh, sw = _pair(op, "strides", attrs["strides"])
+    dh, dw = _pair(op, "dilation", attrs["dilation"])
+    oph, opw = _pair(op, "output_padding", attrs["output_padding"], minimum=0)
+    pt, pl, pb, pr = _padding4(op, attrs["padding"])
+
+    def extent(size: Dim, k: Dim, s: int, d: int, pad: int, extra: int) -> Dim:
+        full = dim.add(dim.add(dim.mul(dim.sub(size, 1), s), dim.mul(dim.sub(k, 1), d)), 1)
+        return dim.add(full, extra - pad)
+
+    oh = extent(h, kh, sh, dh, pt + pb, oph)
+    ow = extent(wd, kw, sw, dw, pl + pr, opw)
+    if any(isinstance(e, int) and e <= 0 for e in (oh, ow)):
+        raise RelationError(f"{op}: the padding leaves an empty output ({_ds(oh)} x {_ds(ow)})")
+    out = {"N": n, "C": o, "H": oh, "W": ow}
+    out_layout = _str_attr(attrs, "out_layout") or layout
+    r.unify(types[-1], TensorType(tuple(out[a] for a in out_layout), out_dtype))
+    return _settled(x, w)
+
+
+# pooling
+
+
+def _pool_out_dim(
+    op: str, what: str, size: Dim, k: int, s: int, d: int, pad: int, ceil: bool
+) -> Dim:
+    window = (k - 1) * d + 1
+    padded = dim.add(size, pad)
+    num = dim.add(dim.sub(padded, window), s - 1 if ceil else 0)
+    if isinstance(num, int) and num < 0:
+        raise RelationError(
+            f"{op}: the dilated pool window {what} ({window}) exceeds the padded input {what} "
+            f"({_ds(padded)})"
+        )
+    return dim.add(dim.floordiv(num, s), 1)
+
+
+def _pool2d_rel(kind: str, doc: str) -> RelationFunc:
+    op = f"nn.{kind}_pool2d"
+
+    def rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+        _check_attr_values(op, attrs)
+        layout = _str_attr(attrs, "layout")
+        x = _ranked(args[0], op, "data", rank=4, layout=layout)
+        if kind == "avg":
+            _need_dtype(x, op, "data", _NUMERIC)
+        n, c, h, wd = _axes(x.shape, layout, "NCHW")
+        kh, kw = _pair(op, "pool_size", attrs["pool_size"])
+        sh, sw = _pair(op, "strides", attrs["strides"])
+        dh, dw = _pair(op, "dilation", attrs["dilation"])
+        pt, pl, pb, pr = _padding4(op, attrs["padding"])
+        ceil = bool(attrs["ceil_mode"])
+        out = {
+            "N": n,
+            "C": c,
+            "H": _pool_out_dim(op, "height", h, kh, sh, dh, pt + pb, ceil),
+            "W": _pool_out_dim(op, "width", wd, kw, sw, dw, pl + pr, ceil),
+        }
+        return TensorType(tuple(out[a] for a in layout), x.dtype)
+
+    rule.__name__ = f"{kind}_pool2d_rel"
+    rule.__doc__ = doc
+    return forward(rule)
+
+
+def _empty_window(op: str, x: TensorType, h: Dim, wd: Dim) -> None:
+    if dim.equal(h, 0) or dim.equal(wd, 0):
+        raise RelationError(f"{op}: the pooling window is empty for data {x}")
+
+
+def _global_avg_pool2d_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """Numeric (n, c, h, w) -> (n, c, 1, 1), in the data's layout."""
+    op = "nn.global_avg_pool2d"
+    _check_attr_values(op, attrs)
+    layout = _str_attr(attrs, "layout")
+    x = _ranked(args[0], op, "data", rank=4, layout=layout)
+    _need_dtype(x, op, "data", _NUMERIC)
+    n, c, h, wd = _axes(x.shape, layout, "NCHW")
+    _empty_window(op, x, h, wd)
+    out = {"N": n, "C": c, "H": 1, "W": 1}
+    return TensorType(tuple(out[a] for a in layout), x.dtype)
+
+
+def _adaptive_avg_pool2d_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """Numeric (n, c, h, w) -> (n, c, oh, ow) for output_size (oh, ow) (None: (h, w))."""
+    op = "nn.adaptive_avg_pool2d"
+    _check_attr_values(op, attrs)
+    layout = _str_attr(attrs, "layout")
+    x = _ranked(args[0], op, "data", rank=4, layout=layout)
+    _need_dtype(x, op, "data", _NUMERIC)
+    n, c, h, wd = _axes(x.shape, layout, "NCHW")
+    size = attrs["output_size"]
+    vals = () if size is None else _as_ints(size)
+    oh, ow = (vals[0], vals[-1]) if vals else (h, wd)
+    if vals:
+        _empty_window(op, x, h, wd)
+    out = {"N": n, "C": c, "H": oh, "W": ow}
+    return TensorType(tuple(out[a] for a in layout), x.dtype)
+
+
+# pad, batch_flatten
+
+
+def _pad_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """(d0, .., dk) with pad_width [[b0, a0], ..] and a scalar pad_value -> (d0 + b0 + a0, ..)."""
+    op = "nn.pad"
+    _check_attr_values(op, attrs)
+    if not is_known(types[0]):
+        return False
+    x = tensor_arg(types[0], op)
+    widths = _pad_widths(attrs["pad_width"])
+    mode = attrs["pad_mode"]
+    if len(widths) != x.ndim:
+        raise RelationError(
+            f"{op}: pad_width has {len(widths)} pairs but the data {x} has rank {x.ndim}"
+        )
+    value = types[1]
+    if isinstance(value, IncompleteType):
+        value = TensorType((), x.dtype)
+        r.unify(types[1], value)
+    v = tensor_arg(value, op, "pad_value")
+    if v.ndim != 0:
+        raise RelationError(f"{op}: pad_value must be a scalar, got {v}")
+    shape: list[Dim] = []
+    for axis, ((before, after), size) in enumerate(zip(widths, x.shape, strict=True)):
+        if mode != "constant" and (before < 0 or after < 0):
+            raise RelationError(
+                f"{op}: {mode} padding needs non-negative widths, got ({before}, {after}) "
+                f"for axis {axis}"
+            )
+        new = dim.add(size, before + after)
+        if isinstance(new, int) and new < 0:
+            raise RelationError(
+                f"{op}: padding axis {axis} of extent {_ds(size)} by ({before}, {after}) "
+                "leaves a negative extent"
+            )
+        if before + after > 0 and isinstance(size, int):
+            if mode == "reflect" and (before >= size or after >= size):
+                raise RelationError(
+                    f"{op}: reflect padding of axis {axis} by ({before}, {after}) needs widths "
+                    f"below its extent {size}"
+                )
+            if mode == "edge" and size == 0:
+                raise RelationError(f"{op}: edge padding of the empty axis {axis}")
+        shape.append(new)
+    r.unify(types[-1], TensorType(tuple(shape), x.dtype))
+    return _settled(x, v)
+
+
+def _batch_flatten_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(n, d1, .., dk) -> (n, d1 * .. * dk)."""
+    x = _ranked(args[0], "nn.batch_flatten", "data", min_rank=1)
+    return TensorType((x.shape[0], dim.product(x.shape[1:])), x.dtype)
+
+
+# normalization, dropout, losses
+
+
+def _batch_norm_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """Float data, gamma, beta, moving_mean, moving_var (c,) for axis -> (data, (c,), (c,))."""
+    op = "nn.batch_norm"
+    if not is_known(types[0]):
+        return False
+    x = _ranked(types[0], op, "data", min_rank=1)
+    _need_dtype(x, op, "data", _FLOAT)
+    axis = _int_attr(attrs, "axis")
+    ax = normalize_axis(axis, x.ndim, op)
+    names = ("gamma", "beta", "moving_mean", "moving_var")
+    params = [
+        _param_rel(op, r, x, ax, axis, t, what) for t, what in zip(types[1:5], names, strict=True)
+    ]
+    r.unify(types[-1], TupleType((x, params[2], params[3])))
+    return _settled(x)
+
+
+def _layer_norm_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """Float data, gamma and beta (c,) for axis -> data's type."""
+    op = "nn.layer_norm"
+    if not is_known(types[0]):
+        return False
+    x = _ranked(types[0], op, "data", min_rank=1)
+    _need_dtype(x, op, "data", _FLOAT)
+    axis = _int_attr(attrs, "axis")
+    ax = normalize_axis(axis, x.ndim, op)
+    for t, what in zip(types[1:3], ("gamma", "beta"), strict=True):
+        _param_rel(op, r, x, ax, axis, t, what)
+    r.unify(types[-1], x)
+    return _settled(x)
+
+
+def _dropout_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """A tensor t -> (t, t): the output and the mask of kept elements."""
+    op = "nn.dropout"
+    _check_attr_values(op, attrs)
+    data = types[0]
+    if isinstance(data, IncompleteType):
+        r.unify(TupleType((data, data)), types[-1])
+        data = r.resolve(data)
+        if isinstance(data, IncompleteType):
+            return False
+    x = tensor_arg(data, op)
+    r.unify(types[-1], TupleType((x, x)))
+    return True
+
+
+def _loss_rel(op: str, doc: str) -> RelationFunc:
+    def rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+        if not is_known(types[0]):
+            return False
+        p = tensor_arg(types[0], op, "predictions")
+        if isinstance(types[1], IncompleteType):
+            r.unify(types[1], p)
+        t = tensor_arg(r.resolve(types[1]), op, "targets")
+        message = f"{op}: predictions and targets must have one rank-2 shape, got {p} and {t}"
+        if p.ndim != 2 or t.ndim != 2:
+            raise RelationError(message)
+        for dp, dt in zip(p.shape, t.shape, strict=True):
+            r.dim_equal(dp, dt, message)
+        _need_dtype(p, op, "predictions", _FLOAT)
+        _one_dtype(r, op, p, t, "predictions", "targets")
+        r.unify(types[-1], TensorType((), p.dtype))
+        return _settled(p, t)
+
+    rel.__name__ = f"{op.removeprefix('nn.')}_rel"
+    rel.__doc__ = doc
+    return rel
+
+
+_RELATIONS: dict[str, RelationFunc] = {
+    "nn.dense": _dense_rel,
+    "nn.matmul": _matmul_rel,
+    "nn.batch_matmul": forward(_batch_matmul_rule),
+    "nn.bias_add": _channel_rel(
+        "nn.bias_add", "bias", None, "Data (.., c, ..) with c at axis, bias (c,) -> data's type."
+    ),
+    "nn.relu": _elemwise_rel("nn.relu", _NUMERIC, "A numeric tensor -> its type."),
+    "nn.leaky_relu": _elemwise_rel("nn.leaky_relu", _FLOAT, "A float tensor -> its type."),
+    "nn.prelu": _channel_rel(
+        "nn.prelu",
+        "alpha",
+        _FLOAT,
+        "Float data (.., c, ..) with c at axis, alpha (c,) -> data's type.",
+    ),
+    "nn.gelu": _elemwise_rel("nn.gelu", _FLOAT, "A float tensor -> its type."),
+    "nn.softmax": _elemwise_rel(
+        "nn.softmax", _FLOAT, "A float tensor with axis in range -> its type.", axis=True
+    ),
+    "nn.log_softmax": _elemwise_rel(
+        "nn.log_softmax", _FLOAT, "A float tensor with axis in range -> its type.", axis=True
+    ),
+    "nn.conv2d": _conv2d_rel,
+    "nn.conv2d_transpose": _conv2d_transpose_rel,
+    "nn.max_pool2d": _pool2d_rel(
+        "max",
+        "(n, c, h, w) -> (n, c, (h + pt + pb - dh*(kh-1) - 1 [+ sh-1 if ceil]) // sh + 1, ..).",
+    ),
+    "nn.avg_pool2d": _pool2d_rel(
+        "avg",
+        "Numeric (n, c, h, w) -> (n, c, (h + pt + pb - dh*(kh-1) - 1 [+ sh-1]) // sh + 1, ..).",
+    ),
+    "nn.global_avg_pool2d": forward(_global_avg_pool2d_rule),
+    "nn.adaptive_avg_pool2d": forward(_adaptive_avg_pool2d_rule),
+    "nn.pad": _pad_rel,
+    "nn.batch_flatten": forward(_batch_flatten_rule),
+    "nn.batch_norm": _batch_norm_rel,
+    "nn.layer_norm": _layer_norm_rel,
+    "nn.dropout": _dropout_rel,
+    "nn.cross_entropy": _loss_rel(
+        "nn.cross_entropy", "Float predictions (b, k), targets (b, k) of one dtype -> a scalar."
+    ),
+    "nn.cross_entropy_with_logits": _loss_rel(
+        "nn.cross_entropy_with_logits",
+        "Float predictions (b, k), targets (b, k) of one dtype -> a scalar.",
+    ),
+}
+
+
 # ---- registration -------------------------------------------------------------------------------
 
 _DATA_LAYOUTS = ("NCHW", "NHWC")
@@ -918,7 +1598,13 @@ def _register(
     attrs: Sequence[Any] = (),
 ) -> None:
     _DEFS[name] = register_op(
-        name, num_inputs, attrs=attrs, reference=reference, pattern=pattern, doc=doc
+        name,
+        num_inputs,
+        attrs=attrs,
+        reference=reference,
+        pattern=pattern,
+        doc=doc,
+        type_relation=_RELATIONS[name],
     )
 
 

@@ -129,7 +129,8 @@ def broadcast_rel(name: str, result_dtype: str | None = None) -> RelationFunc:
     def rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
         a = tensor_arg(args[0], name, "lhs")
         b = tensor_arg(args[1], name, "rhs")
-        r.dtype_equal(a.dtype, b.dtype, f"{name}: dtypes differ: {a} and {b}")
+        if a.dtype != b.dtype:
+            r.dtype_equal(a.dtype, b.dtype, f"{name}: dtypes differ: {a} and {b}")
         if name in _LOGICAL and is_dtype(a.dtype, "bool") is False:
             raise RelationError(f"{name}: arguments must be bool, got {a} and {b}")
         return TensorType(broadcast_shapes(a, b, r), result_dtype or a.dtype)
@@ -163,6 +164,7 @@ def _logical_not_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
     if isinstance(t, TensorType) and is_dtype(t.dtype, "bool") is False:
         raise RelationError(f"logical_not: argument must be bool, got {t}")
     return identity_rel(types, attrs, r)
+
 
 register_op(
     "negative",

@@ -170,7 +170,7 @@ def normalize_axis(axis: int, ndim: int, op: str, what: str = "axis") -> int:
     return axis + ndim if axis < 0 else axis
 
 
-def broadcast_dim(a: Dim, b: Dim, reporter: Reporter, message: str) -> Dim:
+def broadcast_dim(a: Dim, b: Dim, reporter: Reporter, message: str | Callable[[], str]) -> Dim:
     """The broadcast of two aligned dimensions (numpy rules), or a RelationError.
 
     Equal dims give themselves; 1 stretches to the other; ``Any`` gives the
@@ -188,10 +188,11 @@ def broadcast_dim(a: Dim, b: Dim, reporter: Reporter, message: str) -> Dim:
     if isinstance(a, _AnyDim) or isinstance(b, _AnyDim):
         other = b if isinstance(a, _AnyDim) else a
         return other if isinstance(other, int) else Any
+    text = message if isinstance(message, str) else message()
     if isinstance(a, IncompleteType) or isinstance(b, IncompleteType):
-        reporter.dim_equal(a, b, message)
+        reporter.dim_equal(a, b, text)
         return b if isinstance(a, IncompleteType) else a
-    raise RelationError(message)
+    raise RelationError(text)
 
 
 def broadcast_shapes(
@@ -203,9 +204,14 @@ def broadcast_shapes(
     for i in range(1, max(na, nb) + 1):
         da = a.shape[na - i] if i <= na else 1
         db = b.shape[nb - i] if i <= nb else 1
-        message = f"{what}: incompatible dimensions {dim.dim_str(da)} and {dim.dim_str(db)} in {a} and {b}"
-        out.append(broadcast_dim(da, db, reporter, message))
+        out.append(broadcast_dim(da, db, reporter, _incompatible(what, da, db, a, b)))
     return tuple(reversed(out))
+
+
+def _incompatible(what: str, da: Dim, db: Dim, a: Type, b: Type) -> Callable[[], str]:
+    return lambda: (
+        f"{what}: incompatible dimensions {dim.dim_str(da)} and {dim.dim_str(db)} in {a} and {b}"
+    )
 
 
 def shape_str(shape: Sequence[Dim]) -> str:
@@ -223,8 +229,8 @@ __all__ = [
     "broadcast_shapes",
     "forward",
     "identity_rel",
-    "is_dtype",
     "is_complete",
+    "is_dtype",
     "is_known",
     "normalize_axis",
     "shape_str",

@@ -217,7 +217,9 @@ class Solver:
             if x.type_params:
                 from relay.typecheck.subst import subst_type
 
-                mapping: dict[TypeVar, object] = dict(zip(y.type_params, x.type_params, strict=True))
+                mapping: dict[TypeVar, object] = dict(
+                    zip(y.type_params, x.type_params, strict=True)
+                )
                 y = FuncType(
                     tuple(subst_type(t, mapping) for t in y.arg_types),
                     subst_type(y.ret_type, mapping),
@@ -236,9 +238,12 @@ class Solver:
         if isinstance(x, RefType) and isinstance(y, RefType):
             self._unify(x.value, y.value)
             return
-        if isinstance(x, GlobalTypeVar) and isinstance(y, GlobalTypeVar):
-            if x.name_hint == y.name_hint:
-                return
+        if (
+            isinstance(x, GlobalTypeVar)
+            and isinstance(y, GlobalTypeVar)
+            and x.name_hint == y.name_hint
+        ):
+            return
         raise UnifyError("")
 
     def _bind_type(self, var: IncompleteType, value: object) -> None:
