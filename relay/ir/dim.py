@@ -76,15 +76,21 @@ class DimExpr(SymbolicDim):
         return f"DimExpr({dim_str(self)})"
 
 
-def _atom_key(a: Atom) -> tuple[int, str, int]:
+def _atom_key(a: Atom) -> tuple[int, str, int | str]:
     if isinstance(a, TypeVar):
         return (0, a.name_hint, id(a))
     if isinstance(a, IncompleteType):
         return (1, "", id(a))
-    return (2 if isinstance(a, FloorDiv) else 3, dim_str(a), 0)
+    # Distinct atoms can print alike (unknowns, or variables sharing a name): the text with
+    # each variable's identity breaks the tie, so the order (and the canonical form) is total.
+    return (2 if isinstance(a, FloorDiv) else 3, dim_str(a), dim_str(a, _identity_name))
 
 
-def _mono_key(m: Monomial) -> tuple[int, list[tuple[int, str, int]]]:
+def _identity_name(v: DimVar) -> str:
+    return f"{v.name_hint if isinstance(v, TypeVar) else '_'}#{id(v)}"
+
+
+def _mono_key(m: Monomial) -> tuple[int, list[tuple[int, str, int | str]]]:
     return (-len(m), [_atom_key(a) for a in m])
 
 
@@ -93,7 +99,7 @@ def _poly(terms: dict[Monomial, int], const: int) -> DimExpr:
     return DimExpr(tuple(items), const)
 
 
-def as_poly(d: Dim) -> DimExpr:
+def as_poly(d: Dim | FloorDiv | FloorMod) -> DimExpr:
     """``d`` as a polynomial (``Any`` has none: callers check for it first)."""
     if isinstance(d, DimExpr):
         return d
@@ -323,58 +329,96 @@ def _contains(a: Atom, var: DimVar) -> bool:
 
 
 def dim_str(d: object, var_name: Callable[[DimVar], str] | None = None) -> str:
-    """``d`` in the text format: ``n * 784``, ``n + m - 1``, ``(h - 3) // 2 + 1``."""
-    names = var_name or _default_name
-    return _sum_str(d, names) if isinstance(d, DimExpr) else _atom_str(d, names, False)
+    """``d`` in the text format: ``n * 784``, ``n + m - 1``, ``(h - 3) // 2 + 1``.
+
+    ``var_name`` names the variables (default: a shape variable's name hint,
+    ``_`` for an unknown). The text parses back (:mod:`relay.ir.parser`) to
+    an equal dimension: operands are parenthesized where Python's precedence
+    needs it (``-(n // 2)``, ``(n * 2) // 4``, ``m // (n // 2)``), and terms
+    and factors are ordered by their printed names, which is the canonical
+    order of the dimension read back, so that printing it again gives the
+    same text.
+    """
+    return _DimPrinter(var_name or _default_name).dim(d)
 
 
 def _default_name(v: DimVar) -> str:
     return v.name_hint if isinstance(v, TypeVar) else "_"
 
 
-def _atom_str(a: object, names: Callable[[DimVar], str], in_product: bool) -> str:
-    if isinstance(a, TypeVar | IncompleteType):
-        return names(a)
-    if isinstance(a, FloorDiv | FloorMod):
-        sym = "//" if isinstance(a, FloorDiv) else "%"
-        num = _operand_str(a.num, names)
-        den = _operand_str(a.den, names, strict=True)
-        text = f"{num} {sym} {den}"
-        return f"({text})" if in_product else text
-    if isinstance(a, DimExpr):
-        return f"({_sum_str(a, names)})"
-    return str(a)
+class _DimPrinter:
+    """Prints one dimension, remembering the text of each ``//`` or ``%`` atom.
 
+    An atom's text is both printed and used to order the terms, so without
+    the memo nested divisions would be printed a number of times exponential
+    in their depth.
+    """
 
-def _operand_str(p: DimExpr, names: Callable[[DimVar], str], strict: bool = False) -> str:
-    d = simplify(p)
-    if isinstance(d, int):
-        return str(d) if d >= 0 else f"({d})"
-    if isinstance(d, TypeVar | IncompleteType):
-        return names(d)
-    assert isinstance(d, DimExpr)
-    single = not d.const and len(d.terms) == 1 and d.terms[0][1] == 1
-    if single and not strict and len(d.terms[0][0]) == 1:
-        return _atom_str(d.terms[0][0][0], names, False)
-    return f"({_sum_str(d, names)})"
+    def __init__(self, names: Callable[[DimVar], str]) -> None:
+        self.names = names
+        self.atoms: dict[int, str] = {}  # id of a FloorDiv/FloorMod (alive in the dim) -> text
 
+    def dim(self, d: object) -> str:
+        return self.sum(d) if isinstance(d, DimExpr) else self.atom(d, False)
 
-def _mono_str(m: Monomial, coeff: int, names: Callable[[DimVar], str]) -> str:
-    parts = [_atom_str(a, names, len(m) > 1 or coeff != 1) for a in m]
-    if coeff != 1:
-        parts.append(str(coeff))
-    return " * ".join(parts)
+    def atom(self, a: object, in_product: bool) -> str:
+        if isinstance(a, TypeVar | IncompleteType):
+            return self.names(a)
+        if isinstance(a, FloorDiv | FloorMod):
+            text = self.atoms.get(id(a))
+            if text is None:
+                sym = "//" if isinstance(a, FloorDiv) else "%"
+                text = f"{self.operand(a.num)} {sym} {self.operand(a.den, strict=True)}"
+                self.atoms[id(a)] = text
+            return f"({text})" if in_product else text
+        if isinstance(a, DimExpr):
+            return f"({self.sum(a)})"
+        return str(a)
 
+    def operand(self, p: DimExpr, strict: bool = False) -> str:
+        """An operand of ``//`` or ``%``; ``strict`` for the right one (``a // (b // c)``)."""
+        d = simplify(p)
+        if isinstance(d, int):
+            return str(d) if d >= 0 else f"({d})"
+        if isinstance(d, TypeVar | IncompleteType):
+            return self.names(d)
+        assert isinstance(d, DimExpr)
+        single = not d.const and len(d.terms) == 1 and d.terms[0][1] == 1
+        if single and not strict and len(d.terms[0][0]) == 1:
+            # `//` and `%` are left-associative: `n // 2 // 3` is `(n // 2) // 3`
+            return self.atom(d.terms[0][0][0], False)
+        return f"({self.sum(d)})"
 
-def _sum_str(p: DimExpr, names: Callable[[DimVar], str]) -> str:
-    out = ""
-    for i, (m, c) in enumerate(p.terms):
-        if i == 0:
-            out = _mono_str(m, c, names) if c > 0 else "-" + _mono_str(m, -c, names)
-        else:
-            out += f" + {_mono_str(m, c, names)}" if c > 0 else f" - {_mono_str(m, -c, names)}"
-    if p.const > 0:
-        out += f" + {p.const}"
-    elif p.const < 0:
-        out += f" - {-p.const}"
-    return out
+    def atom_key(self, a: Atom) -> tuple[int, str]:
+        if isinstance(a, TypeVar):
+            return (0, self.names(a))
+        if isinstance(a, IncompleteType):
+            return (1, self.names(a))
+        return (2 if isinstance(a, FloorDiv) else 3, self.atom(a, False))
+
+    def mono_key(self, m: Monomial) -> tuple[int, list[tuple[int, str]]]:
+        return (-len(m), sorted(self.atom_key(a) for a in m))
+
+    def mono(self, m: Monomial, coeff: int, negated: bool = False) -> str:
+        # Unary minus binds tighter than `//` and `%` (as in Python): `-(n // 2)`, not `-n // 2`.
+        in_product = len(m) > 1 or coeff != 1 or negated
+        parts = [self.atom(a, in_product) for a in sorted(m, key=self.atom_key)]
+        if coeff != 1:
+            parts.append(str(coeff))
+        return " * ".join(parts)
+
+    def sum(self, p: DimExpr) -> str:
+        # Ordered by printed names: the canonical order of the dimension parsed back (the
+        # canonical order itself breaks ties between equal names by identity).
+        terms = sorted(p.terms, key=lambda mc: self.mono_key(mc[0]))
+        out = ""
+        for i, (m, c) in enumerate(terms):
+            if i == 0:
+                out = self.mono(m, c) if c > 0 else "-" + self.mono(m, -c, negated=True)
+            else:
+                out += f" + {self.mono(m, c)}" if c > 0 else f" - {self.mono(m, -c)}"
+        if p.const > 0:
+            out += f" + {p.const}"
+        elif p.const < 0:
+            out += f" - {-p.const}"
+        return out

@@ -20,6 +20,16 @@ variables of the two sides:
   compared by position through a stack of frames (a de Bruijn index: frame
   depth and position in the frame).
 
+Tensor dimensions compare by value (ints, ``?``), as type variables (shape
+variables) or as incomplete types (``_``); a computed dimension
+(:class:`~relay.ir.dim.DimExpr`, e.g. ``n * 2 + m``, with ``//`` and ``%``
+atoms inside) compares as a polynomial, term by term in any order, with its
+variables under the same pairing, so ``def @f[n: Shape](%x: Tensor[(n * 2,),
+float32])`` equals the same with ``m``. With ``map_free_vars`` a computed
+dimension whose free variables are not yet paired is compared at the end, once
+other occurrences have paired them; the rest are paired by a search for a
+correspondence that makes the polynomials equal (the most constrained first).
+
 Globals, global type names and constructors compare by name (constructors also
 by tag and data type), operators by name, constants by dtype, shape and bytes
 (so NaNs with equal bits are equal and ``0.0`` differs from ``-0.0``),
@@ -48,7 +58,10 @@ hashes by its number and annotation (a bound one thus by a de Bruijn level
 counted in binding order). The comparison pairs variables one-to-one and both
 sides' walks meet corresponding nodes in the same order (a shared node is
 walked once, but all its variables were numbered at its first visit), so
-paired variables get equal numbers and equal objects equal hashes. Without
+paired variables get equal numbers and equal objects equal hashes. A computed
+dimension hashes as an unordered polynomial whose variables hash by their
+number (unnumbered ones, as the comparison pairs them late, by kind only, or
+by identity without ``map_free_vars``); it numbers nothing itself. Without
 ``map_free_vars`` the identities of the free variables (those never bound), in
 number order, are mixed into the final hash. ``FuncType`` parameters hash by
 frame depth and position, as they compare. Hashes build on Python's ``hash``,
@@ -57,13 +70,15 @@ so like it they differ between processes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any as TypingAny, TypeAlias
 
 import numpy as np
 
 from relay.ir.attrs import Attrs
+from relay.ir.dim import DimExpr, DimVar, FloorDiv, FloorMod, dim_vars
 from relay.ir.expr import (
     Call,
     Clause,
@@ -92,6 +107,8 @@ from relay.ir.expr import (
 )
 from relay.ir.module import Module
 from relay.ir.types import (
+    Dim,
+    DType,
     FuncType,
     GlobalTypeVar,
     IncompleteType,
@@ -194,7 +211,44 @@ def _constant_difference(a: np.ndarray, b: np.ndarray) -> str:
     return "values differ"
 
 
+_VarKey: TypeAlias = Callable[[DimVar], Hashable]
+
+
+def _poly_key(p: DimExpr, var_key: _VarKey) -> Hashable:
+    """``p`` as a value independent of the order of its terms and of their atoms.
+
+    Each variable is replaced by ``var_key(v)``; ``//`` and ``%`` atoms by the
+    keys of their operands. Two polynomials in canonical form are equal under a
+    correspondence of variables exactly when their keys are equal with keys
+    that follow it.
+    """
+    terms: dict[Hashable, int] = {}
+    for mono, coeff in p.terms:
+        atoms: dict[Hashable, int] = {}
+        for atom in mono:
+            k = _atom_key(atom, var_key)
+            atoms[k] = atoms.get(k, 0) + 1
+        term = (frozenset(atoms.items()), coeff)
+        terms[term] = terms.get(term, 0) + 1
+    return (frozenset(terms.items()), p.const)
+
+
+def _atom_key(a: DimVar | FloorDiv | FloorMod, var_key: _VarKey) -> Hashable:
+    if isinstance(a, FloorDiv):
+        return ("//", _poly_key(a.num, var_key), _poly_key(a.den, var_key))
+    if isinstance(a, FloorMod):
+        return ("%", _poly_key(a.num, var_key), _poly_key(a.den, var_key))
+    return var_key(a)
+
+
+def _same_sort(x: DimVar, y: DimVar) -> bool:
+    """Whether two dimension variables may be paired: same class (type variable or unknown), kind."""
+    return type(x) is type(y) and x.kind is y.kind
+
+
 _TypeWork: TypeAlias = tuple[Type, Type, _Path, _PairScopes]
+# A computed dimension whose comparison waits for its free variables to be paired elsewhere.
+_DimWork: TypeAlias = tuple[DimExpr, DimExpr, _Path, _PairScopes]
 _PatternWork: TypeAlias = tuple[Pattern, Pattern, _Path]
 
 
@@ -206,6 +260,7 @@ class _Comparer:
         self.fwd: dict[object, object] = {}  # lhs variable -> its rhs partner
         self.bwd: dict[object, object] = {}  # rhs variable -> its lhs partner
         self.done: set[tuple[object, object]] = set()
+        self.deferred: list[_DimWork] = []
         # Expression and clause pairs still to compare (typed loosely: the steps narrow them).
         self.work: list[tuple[TypingAny, TypingAny, _Path]] = []
         # Var, Op and Constant are compared inline in expr(), without memoizing the pair.
@@ -287,23 +342,13 @@ class _Comparer:
             if len(a.shape) != len(b.shape):
                 raise _NotEqual((p, "shape", -1), a, b, f"rank {len(a.shape)} vs {len(b.shape)}")
             for i, (da, db) in enumerate(zip(a.shape, b.shape, strict=True)):
-                if isinstance(da, TypeVar) and isinstance(db, TypeVar):
-                    self.type_var(da, db, (p, "shape", i), sc)
-                elif isinstance(da, TypeVar | _AnyDim) or isinstance(db, TypeVar | _AnyDim):
-                    if da is not db:
-                        raise _NotEqual((p, "shape", i), da, db, f"dimension {da} vs {db}")
-                elif da != db:
-                    raise _NotEqual((p, "shape", i), da, db, f"dimension {da} vs {db}")
-            if isinstance(a.dtype, TypeVar) and isinstance(b.dtype, TypeVar):
-                self.type_var(a.dtype, b.dtype, (p, "dtype", -1), sc)
-            elif isinstance(a.dtype, TypeVar) or isinstance(b.dtype, TypeVar) or a.dtype != b.dtype:
-                raise _NotEqual((p, "dtype", -1), a, b, f"dtype {a.dtype} vs {b.dtype}")
+                if type(da) is not int or da != db:
+                    self.dim(da, db, (p, "shape", i), sc)
+            self.dtype(a, b, a.dtype, b.dtype, (p, "dtype", -1), sc)
         elif isinstance(a, TypeVar) and isinstance(b, TypeVar):
             self.type_var(a, b, p, sc)
         elif isinstance(a, IncompleteType) and isinstance(b, IncompleteType):
-            if a.kind is not b.kind:
-                raise _NotEqual(p, a, b, "incomplete types of different kinds")
-            self.use(a, b, p)
+            self.incomplete(a, b, p)
         elif isinstance(a, GlobalTypeVar) and isinstance(b, GlobalTypeVar):
             if a.name_hint != b.name_hint:
                 raise _NotEqual(p, a, b, f"type {a.name_hint} vs {b.name_hint}")
@@ -366,6 +411,160 @@ class _Comparer:
                     return
                 raise _NotEqual(path, a, b, "type variables bound at different places")
         self.use(a, b, path)
+
+    def incomplete(self, a: IncompleteType, b: IncompleteType, path: _Path) -> None:
+        if a.kind is not b.kind:
+            raise _NotEqual(path, a, b, "incomplete types of different kinds")
+        self.use(a, b, path)
+
+    def dtype(
+        self, ta: TensorType, tb: TensorType, a: DType, b: DType, path: _Path, sc: _PairScopes
+    ) -> None:
+        if isinstance(a, TypeVar) and isinstance(b, TypeVar):
+            self.type_var(a, b, path, sc)
+        elif isinstance(a, IncompleteType) and isinstance(b, IncompleteType):
+            self.incomplete(a, b, path)
+        elif not (isinstance(a, str) and isinstance(b, str) and a == b):
+            raise _NotEqual(path, ta, tb, f"dtype {a} vs {b}")
+
+    # -- dimensions ------------------------------------------------------------------------------
+
+    def dim(self, a: Dim, b: Dim, path: _Path, scopes: _PairScopes) -> None:
+        if isinstance(a, TypeVar) and isinstance(b, TypeVar):
+            self.type_var(a, b, path, scopes)
+        elif isinstance(a, IncompleteType) and isinstance(b, IncompleteType):
+            self.incomplete(a, b, path)
+        elif isinstance(a, DimExpr) and isinstance(b, DimExpr):
+            if self.map_free_vars and (self.unpaired(a, scopes, 0) or self.unpaired(b, scopes, 1)):
+                self.deferred.append((a, b, path, scopes))
+            elif self.dim_key(a, scopes, 0) != self.dim_key(b, scopes, 1):
+                raise _NotEqual(path, a, b, f"dimension {a} vs {b}")
+        elif type(a) is not type(b) or a != b:  # ints, and `?` (a singleton)
+            raise _NotEqual(path, a, b, f"dimension {a} vs {b}")
+
+    def var_key(
+        self, v: DimVar, scopes: _PairScopes, side: int, tentative: dict[DimVar, DimVar]
+    ) -> Hashable:
+        """How a variable of side 0 (lhs) or 1 (rhs) of a computed dimension compares.
+
+        Parameters of an enclosing ``FuncType`` by position; other variables by
+        the identity of their rhs partner (``tentative`` pairs tried before
+        they are made), an rhs variable by its own; an unpaired lhs variable
+        matches only itself, and only where it is not paired on the rhs.
+        """
+        if isinstance(v, TypeVar):
+            for depth, frames in enumerate(reversed(scopes)):
+                frame = frames[side]
+                if v in frame:
+                    return ("scoped", depth, frame.index(v))
+        if side == 1:
+            return ("var", id(v))
+        partner: object = tentative.get(v)
+        if partner is None:
+            partner = self.fwd.get(v)
+        if partner is not None:
+            return ("var", id(partner))
+        if self.map_free_vars or v in self.bwd:
+            return ("unpaired", id(v))
+        return ("var", id(v))
+
+    def dim_key(
+        self,
+        d: DimExpr,
+        scopes: _PairScopes,
+        side: int,
+        tentative: dict[DimVar, DimVar] | None = None,
+    ) -> Hashable:
+        pairs = tentative or {}
+        return _poly_key(d, lambda v: self.var_key(v, scopes, side, pairs))
+
+    def unpaired(self, d: DimExpr, scopes: _PairScopes, side: int) -> list[DimVar]:
+        """The variables of ``d`` (on ``side``) that are neither scoped nor paired yet."""
+        paired = self.fwd if side == 0 else self.bwd
+        out = []
+        for v in dim_vars(d):
+            if v in paired:
+                continue
+            if isinstance(v, TypeVar) and any(v in frames[side] for frames in scopes):
+                continue
+            out.append(v)
+        return out
+
+    def pairings(
+        self, a: DimExpr, b: DimExpr, scopes: _PairScopes
+    ) -> Iterator[dict[DimVar, DimVar]]:
+        """Each one-to-one pairing of the unpaired variables of ``a`` and ``b`` making them equal.
+
+        A variable can only pair with one of the same sort and the same
+        signature: the polynomial seen from it (itself marked, the other
+        unpaired variables anonymous), which prunes nearly every candidate.
+        """
+        ua, ub = self.unpaired(a, scopes, 0), self.unpaired(b, scopes, 1)
+        if len(ua) != len(ub):
+            return
+        target = self.dim_key(b, scopes, 1)
+
+        def signature(d: DimExpr, side: int, me: DimVar, unpaired: list[DimVar]) -> Hashable:
+            def key(v: DimVar) -> Hashable:
+                if v is me:
+                    return ("me",)
+                if any(v is u for u in unpaired):
+                    return ("free", type(v).__name__, v.kind)
+                return self.var_key(v, scopes, side, {})
+
+            return _poly_key(d, key)
+
+        sig_b = [signature(b, 1, y, ub) for y in ub]
+        candidates: list[tuple[DimVar, list[DimVar]]] = []
+        for x in ua:
+            sig = signature(a, 0, x, ua)
+            ys = [y for y, sy in zip(ub, sig_b, strict=True) if _same_sort(x, y) and sy == sig]
+            candidates.append((x, ys))
+        candidates.sort(key=lambda c: len(c[1]))
+        tentative: dict[DimVar, DimVar] = {}
+        taken: set[int] = set()
+
+        def search(i: int) -> Iterator[dict[DimVar, DimVar]]:
+            if i == len(candidates):
+                if self.dim_key(a, scopes, 0, tentative) == target:
+                    yield dict(tentative)
+                return
+            x, ys = candidates[i]
+            for y in ys:
+                if id(y) in taken:
+                    continue
+                tentative[x] = y
+                taken.add(id(y))
+                yield from search(i + 1)
+                del tentative[x]
+                taken.discard(id(y))
+
+        yield from search(0)
+
+    def finish(self) -> None:
+        """Compare the deferred dimensions, pairing their remaining free variables.
+
+        The dimension admitting a single pairing goes first (it is forced), so
+        that ambiguous ones (``n + m`` against ``a + b``) are decided last,
+        constrained by the pairs already made.
+        """
+        pending = self.deferred
+        while pending:
+            choice: tuple[int, dict[DimVar, DimVar]] | None = None
+            for i, (a, b, path, scopes) in enumerate(pending):
+                found = list(itertools.islice(self.pairings(a, b, scopes), 2))
+                if not found:
+                    raise _NotEqual(path, a, b, f"dimension {a} vs {b}")
+                if choice is None or len(found) == 1:
+                    choice = (i, found[0])
+                    if len(found) == 1:
+                        break
+            assert choice is not None
+            index, pairs = choice
+            pending.pop(index)
+            for x, y in pairs.items():
+                self.fwd[x] = y
+                self.bwd[y] = x
 
     def type_data(self, a: TypeData, b: TypeData, path: _Path) -> None:
         if a.header.name_hint != b.header.name_hint:
@@ -548,12 +747,16 @@ def _compare_modules(a: Module, b: Module, map_free_vars: bool) -> None:
     types_b = {t.name_hint: d for t, d in b.type_definitions.items()}
     _same_names(types_a, types_b, "type ")
     for name in sorted(types_a):
-        _Comparer(map_free_vars).type_data(types_a[name], types_b[name], (None, name, -1))
+        comparer = _Comparer(map_free_vars)
+        comparer.type_data(types_a[name], types_b[name], (None, name, -1))
+        comparer.finish()
     funcs_a = {g.name_hint: f for g, f in a.functions.items()}
     funcs_b = {g.name_hint: f for g, f in b.functions.items()}
     _same_names(funcs_a, funcs_b, "@")
     for name in sorted(funcs_a):
-        _Comparer(map_free_vars).expr(funcs_a[name], funcs_b[name], (None, name, -1))
+        comparer = _Comparer(map_free_vars)
+        comparer.expr(funcs_a[name], funcs_b[name], (None, name, -1))
+        comparer.finish()
 
 
 def _same_names(a: dict[str, TypingAny], b: dict[str, TypingAny], prefix: str) -> None:
@@ -581,6 +784,7 @@ def _compare(a: object, b: object, map_free_vars: bool) -> None:
         comparer.attrs(a, b, None)
     else:
         raise _NotEqual(None, a, b, f"{type(a).__name__} vs {type(b).__name__}")
+    comparer.finish()
 
 
 _SUPPORTED = (Expr, Type, Pattern, Clause, Attrs, Module)
@@ -697,7 +901,7 @@ class _Hasher:
             if arity >= 0:
                 kids = values[len(values) - arity :]
                 del values[len(values) - arity :]
-                values.append(hash((self.type_head(t), *kids)))
+                values.append(hash((self.type_head(t, sc), *kids)))
             elif isinstance(t, TypeVar):
                 values.append(self.type_var(t, sc))
             elif isinstance(t, IncompleteType):
@@ -723,8 +927,8 @@ class _Hasher:
     @staticmethod
     def type_children(t: Type, scopes: _Scopes) -> tuple[list[Type], _Scopes]:
         if isinstance(t, TensorType):
-            kids: list[Type] = [d for d in t.shape if isinstance(d, TypeVar)]
-            if isinstance(t.dtype, TypeVar):
+            kids: list[Type] = [d for d in t.shape if isinstance(d, TypeVar | IncompleteType)]
+            if isinstance(t.dtype, TypeVar | IncompleteType):
                 kids.append(t.dtype)
             return kids, scopes
         if isinstance(t, TupleType):
@@ -742,12 +946,9 @@ class _Hasher:
             return [*t.type_params, *(i for c in t.constructors for i in c.inputs)], scopes
         raise TypeError(f"cannot hash {type(t).__name__} structurally")
 
-    @staticmethod
-    def type_head(t: Type) -> object:
+    def type_head(self, t: Type, scopes: _Scopes) -> object:
         if isinstance(t, TensorType):
-            dims = tuple(
-                d if isinstance(d, int) else "?" if isinstance(d, _AnyDim) else "v" for d in t.shape
-            )
+            dims = tuple(d if type(d) is int else self.dim_head(d, scopes) for d in t.shape)
             return ("tensor", dims, t.dtype if isinstance(t.dtype, str) else "v")
         if isinstance(t, TupleType):
             return ("tuple", len(t.fields))
@@ -763,6 +964,30 @@ class _Hasher:
         assert isinstance(t, TypeData)
         ctors = tuple((c.name_hint, c.tag, len(c.inputs)) for c in t.constructors)
         return ("data", t.header.name_hint, t.is_extern, len(t.type_params), ctors)
+
+    def dim_head(self, d: Dim, scopes: _Scopes) -> Hashable:
+        """A dimension's own part of its tensor's hash (variables are hashed as children)."""
+        if isinstance(d, int):
+            return d
+        if isinstance(d, _AnyDim):
+            return "?"
+        if not isinstance(d, DimExpr):
+            return "v"
+        number = self.number
+
+        def key(v: DimVar) -> Hashable:
+            if isinstance(v, TypeVar):
+                for depth in range(len(scopes)):
+                    frame = scopes[-1 - depth]
+                    if v in frame:
+                        return ("scoped", v.kind, depth, frame.index(v))
+            n = number.get(v)
+            if n is not None:
+                return ("var", n)
+            # Not numbered here: the comparison may pair it later (see the module docstring).
+            return ("free", type(v).__name__, v.kind) if self.map_free_vars else ("id", id(v))
+
+        return ("dim", _poly_key(d, key))
 
     # -- patterns --------------------------------------------------------------------------------
 

@@ -26,6 +26,14 @@ Parsing runs in three stages:
 Infix operators are resolved by precedence climbing over the flat operand
 list (Relay's table: ``* /`` 12, ``+ -`` 10, ``< > <= >=`` 8, ``== !=`` 7, all
 left-associative).
+
+A shape entry is a dimension expression over integers and shape variables
+(``Tensor[(n * 784, (h - 3) // 2 + 1), float32]``): ``* // %`` bind tighter
+than ``+ -``, unary minus tightest, as in Python. Each operation is performed
+with :mod:`relay.ir.dim`, so the dimension read is in canonical form and
+equals the one the printer was given. Inside a shape ``//`` is floor division,
+so the comment stripper leaves it there (use ``/* */`` for a comment inside a
+shape).
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from typing import TYPE_CHECKING, Any as TypingAny, TypeAlias, cast
 import numpy as np
 
 from relay.errors import ParseError
+from relay.ir import dim as dimension
 from relay.ir.attrs import EMPTY_ATTRS, Attrs, AttrValue
 from relay.ir.expr import (
     Call,
@@ -112,7 +121,7 @@ def parse(text: str, source_name: str = "<string>", *, module: Module | None = N
     """
     tree = _syntax(text, source_name, "module")
     with _gc_paused():
-        builder = _Builder(source_name, module)
+        builder = _Builder(source_name, module, text=text)
         result = builder.run(builder.module(tree))
     assert isinstance(result, Module)
     return result
@@ -127,7 +136,7 @@ def parse_expr(text: str, source_name: str = "<string>", *, module: Module | Non
     """
     tree = _syntax(text, source_name, "expr_text")
     with _gc_paused():
-        builder = _Builder(source_name, module, new_globals=module is None)
+        builder = _Builder(source_name, module, new_globals=module is None, text=text)
         result = builder.run(builder.expr_text(tree))
     assert isinstance(result, Expr)
     return result
@@ -140,7 +149,7 @@ def parse_type(text: str, source_name: str = "<string>", *, module: Module | Non
     name); type names come from ``module``.
     """
     tree = _syntax(text, source_name, "type_text")
-    builder = _Builder(source_name, module)
+    builder = _Builder(source_name, module, text=text)
     result = builder.run(builder.type(tree.children[0]))
     assert isinstance(result, Type)
     return result
@@ -148,7 +157,12 @@ def parse_type(text: str, source_name: str = "<string>", *, module: Module | Non
 
 # ---- stage 1: comments --------------------------------------------------------------------------
 
-_COMMENT_OR_STRING = re.compile(r'"|//|/\*|#\[[ \t]*metadata[ \t]*\]')
+# The start of a tensor type's shape (``Tensor[(``), where ``//`` is floor division.
+_SHAPE_START = r"(?<![A-Za-z0-9_.%@])Tensor[ \t\r\n\f]*\[[ \t\r\n\f]*\("
+_METADATA_HEADER = r"#\[[ \t]*metadata[ \t]*\]"
+_COMMENT_OR_STRING = re.compile(rf'"|//|/\*|{_METADATA_HEADER}|{_SHAPE_START}')
+# What matters inside a shape: its parentheses and block comments (``//`` is an operator there).
+_IN_SHAPE = re.compile(rf'[()"]|/\*|{_METADATA_HEADER}')
 _STRING_BODY = re.compile(r'(?:[^"\\\n]|\\.)*"')
 _BLOCK_DELIM = re.compile(r"/\*|\*/")
 
@@ -162,15 +176,18 @@ def strip_comments(text: str, source_name: str = "<string>") -> str:
     """``text`` with ``//`` and nested ``/* */`` comments blanked, keeping every position.
 
     String literals are respected, and scanning stops at a ``#[metadata]``
-    section (its JSON is not Relay text). An unterminated block comment is a
+    section (its JSON is not Relay text). Inside the shape of a tensor type
+    (from ``Tensor[(`` to its closing parenthesis) ``//`` is floor division,
+    not a comment. An unterminated block comment is a
     :class:`~relay.errors.ParseError`.
     """
     if "/" not in text:
         return text
     out: list[str] = []
     pos = 0
+    depth = 0  # parentheses open in the current shape; 0 outside shapes
     while True:
-        m = _COMMENT_OR_STRING.search(text, pos)
+        m = (_IN_SHAPE if depth else _COMMENT_OR_STRING).search(text, pos)
         if m is None:
             out.append(text[pos:])
             break
@@ -184,20 +201,25 @@ def strip_comments(text: str, source_name: str = "<string>") -> str:
             out.append(text[pos:end])
             pos = end
             continue
+        if kind in ("(", ")") or kind.startswith("T"):
+            depth += -1 if kind == ")" else 1
+            out.append(text[pos : m.end()])
+            pos = m.end()
+            continue
         out.append(text[pos : m.start()])
         if kind == "//":
             end = text.find("\n", m.end())
             end = len(text) if end < 0 else end
         else:
-            depth = 1
+            nesting = 1
             scan = m.end()
-            while depth:
+            while nesting:
                 d = _BLOCK_DELIM.search(text, scan)
                 if d is None:
                     raise ParseError(
                         "unterminated block comment", _span_at(text, source_name, m.start(), 2)
                     )
-                depth += 1 if d.group() == "/*" else -1
+                nesting += 1 if d.group() == "/*" else -1
                 scan = d.end()
             end = scan
         out.append(_blank(text[m.start() : end]))
@@ -264,6 +286,7 @@ _TERMINAL_NAMES: dict[str, str] = {
     "INDEX": "a tuple index",
     "STRING": "a string",
     "BINOP": "an operator",
+    "DIM_OP": "an operator",
     "VERSION": "a version header",
     "METADATA": "a metadata section",
     "$END": "end of input",
@@ -553,6 +576,16 @@ _INFIX_OPS: dict[str, str] = {
     "!=": "not_equal",
 }
 
+_DIM_PRECEDENCE: dict[str, int] = {"*": 12, "//": 12, "%": 12, "+": 10, "-": 10}
+
+_DIM_OPS: dict[str, Callable[[Dim, Dim], Dim]] = {
+    "*": dimension.mul,
+    "//": dimension.floordiv,
+    "%": dimension.floormod,
+    "+": dimension.add,
+    "-": dimension.sub,
+}
+
 _KINDS: dict[str, Kind] = {"Type": Kind.TYPE, "Shape": Kind.SHAPE, "BaseType": Kind.BASE_TYPE}
 
 
@@ -567,8 +600,11 @@ class _FunctionFrame:
 class _Builder:
     """Turns parse trees into IR: name resolution, literals, spans, error reporting."""
 
-    def __init__(self, source: str, base: Module | None, new_globals: bool = False) -> None:
+    def __init__(
+        self, source: str, base: Module | None, new_globals: bool = False, text: str = ""
+    ) -> None:
         self.source = source
+        self.text = text  # the source text (comments blanked), quoted in some messages
         self.base = base
         self.new_globals = new_globals
         self.scopes: list[dict[str, Expr]] = [{}]
@@ -1276,25 +1312,109 @@ class _Builder:
             self.free_shape_vars[name] = tv
         return tv
 
-    def tensor_type(self, node: _Node) -> Type:
+    def tensor_type(self, node: _Node) -> Task:
         shape_node = _as_node(node.children[2])
         dims: list[Dim] = []
         for d in shape_node.children[1:-1:2]:
-            tok = _as_token(d)
-            if tok.type == "ANY":
-                dims.append(Any)
-            elif tok.type == "IDENT":
-                dims.append(self.shape_var(tok))
-            else:
-                try:
-                    lit = _split_number(str(tok))
-                except ValueError:
-                    lit = _Literal(str(tok), "float32", False)
-                if not lit.integral:
-                    raise self.error(f"invalid dimension {tok}", tok)
-                dims.append(int(lit.digits))
+            value = yield self.dim(d)
+            if isinstance(value, int) and value < 0:
+                raise self.error(
+                    f"invalid dimension {self.source_slice(d, d)}: dimensions cannot be negative", d
+                )
+            dims.append(value)
         dtype_tok = _as_token(node.children[4])
         return TensorType(tuple(dims), self.dtype(dtype_tok), span=self.span(node))
+
+    # -- dimensions -------------------------------------------------------------------------------
+
+    def dim(self, node: _Child) -> Task | Dim:
+        """A shape entry: a number, ``?``, ``_``, a shape variable, or arithmetic over them."""
+        if isinstance(node, _Node):
+            kind = node.data
+            if kind == "dim_unknown":
+                return IncompleteType(Kind.SHAPE, span=self.span(node))
+            if kind == "dim_paren":
+                return self.dim(node.children[1])
+            if kind == "dim_neg":
+                return self.dim_neg(node)
+            assert kind == "dim_chain", kind
+            return self.dim_chain(node)
+        if node.type == "ANY":
+            return Any
+        if node.type == "IDENT":
+            return self.dim_var(node)
+        try:
+            lit = _split_number(str(node))
+        except ValueError:
+            lit = _Literal(str(node), "float32", False)
+        if not lit.integral:
+            raise self.error(f"invalid dimension {node}", node)
+        return int(lit.digits)
+
+    def dim_var(self, tok: Token) -> TypeVar:
+        """A shape variable used as a dimension; other kinds of type variable are rejected."""
+        tv = self.lookup_type_var(str(tok))
+        if tv is not None and tv.kind is not Kind.SHAPE:
+            raise self.error(
+                f"type variable {tok} has kind {tv.kind.value}; "
+                "only Shape variables can be used in dimensions",
+                tok,
+            )
+        return self.shape_var(tok)
+
+    def dim_operand(self, node: _Child) -> Task:
+        """A dimension inside arithmetic: ``?`` has no value to compute with."""
+        value = yield self.dim(node)
+        if value is Any:
+            raise self.error(
+                "? (a dimension known only at run time) cannot be part of a dimension expression",
+                node,
+            )
+        return value
+
+    def dim_neg(self, node: _Node) -> Task:
+        operand = yield self.dim_operand(node.children[1])
+        return dimension.neg(operand)
+
+    def dim_chain(self, node: _Node) -> Task:
+        """Dimension arithmetic by precedence climbing over the flat operand/operator list."""
+        ch = node.children
+        operands: list[tuple[Dim, _Child, _Child]] = []
+        ops: list[Token] = []
+
+        def reduce() -> None:
+            op_tok = ops.pop()
+            rhs, _, last = operands.pop()
+            lhs, first, _ = operands.pop()
+            try:
+                value = _DIM_OPS[str(op_tok)](lhs, rhs)
+            except ZeroDivisionError:
+                text = self.source_slice(first, last)
+                raise self.error(
+                    f"division by zero in dimension {text}", self.span2(first, last)
+                ) from None
+            operands.append((value, first, last))
+
+        for i in range(0, len(ch), 2):
+            if i:
+                op_tok = _as_token(ch[i - 1])
+                prec = _DIM_PRECEDENCE[str(op_tok)]
+                while ops and _DIM_PRECEDENCE[str(ops[-1])] >= prec:
+                    reduce()
+                ops.append(op_tok)
+            value = yield self.dim_operand(ch[i])
+            operands.append((value, ch[i], ch[i]))
+        while ops:
+            reduce()
+        return operands[0][0]
+
+    def source_slice(self, first: _Child, last: _Child) -> str:
+        """The text from the start of ``first`` to the end of ``last`` (for messages)."""
+        start = _first_token(first).start_pos
+        end = _last_token(last).end_pos
+        if start is None or end is None:  # pragma: no cover - lark records every position
+            return ""
+        return self.text[start:end]
 
     def dtype(self, tok: Token) -> DType:
         name = str(tok)
@@ -1380,6 +1500,18 @@ def _as_node(node: _Child) -> _Node:
 
 def _as_token(node: _Child) -> Token:
     assert not isinstance(node, _Node)
+    return node
+
+
+def _first_token(node: _Child) -> Token:
+    while isinstance(node, _Node):
+        node = node.children[0]
+    return node
+
+
+def _last_token(node: _Child) -> Token:
+    while isinstance(node, _Node):
+        node = node.children[-1]
     return node
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from relay.ir.analysis import free_vars
 from relay.ir.attrs import Attrs, AttrValue
+from relay.ir.dim import dim_str
 from relay.ir.expr import (
     ATOMIC_EXPRS,
     Call,
@@ -60,7 +61,6 @@ from relay.ir.expr import (
     children,
 )
 from relay.ir.module import Module
-from relay.ir.dim import dim_str
 from relay.ir.types import (
     DTYPES,
     FuncType,
