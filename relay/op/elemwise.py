@@ -33,6 +33,11 @@ Semantics, where numpy and Relay (TVM's topi kernels) differ, follow Relay:
 * ``arange(start, stop, step)`` takes three rank-0 tensors of the attribute ``dtype`` and
   gives ``max(ceil((stop - start) / step), 0)`` elements ``start + i * step`` computed in
   that dtype; ``step == 0`` is a ``ValueError``.
+
+The type relations accept what the references run: the float-only operators reject integer
+and bool tensors, ``abs``, ``sign``, ``clip`` and the rounding operators reject bool, and the
+rest take any dtype. Since a relation sees the types of ``arange``'s arguments but not their
+values, its result is ``Tensor[(?,), dtype]``, the length being known at run time.
 """
 
 from __future__ import annotations
@@ -43,9 +48,21 @@ from typing import Any
 
 import numpy as np
 
+from relay.ir.attrs import Attrs
+from relay.ir.dim import Dim, dim_str
 from relay.ir.expr import Call, Expr, const
-from relay.ir.types import DTYPES
+from relay.ir.types import DTYPES, Any as AnyDim, DType, IncompleteType, Kind, TensorType, Type
 from relay.op.registry import OpPattern, attr, get_op, register_op
+from relay.typecheck.relation import (
+    RelationError,
+    RelationFunc,
+    Reporter,
+    broadcast_dim,
+    forward,
+    is_dtype,
+    shape_str,
+    tensor_arg,
+)
 
 Array = np.ndarray[Any, np.dtype[Any]]
 
@@ -319,6 +336,195 @@ def _arange(start: Array, stop: Array, step: Array, dtype: str) -> Array:
         return _arr((first + index * delta).astype(target, copy=False))
 
 
+# -- type relations ----------------------------------------------------------------------------
+#
+# Each relation's docstring is its type rule in one line (docs/operators.md shows it). The dtype
+# checks accept what the numpy reference runs: a dtype still unknown (or a base-type variable)
+# passes for now, and a relation whose argument dtype is an unknown stays unsolved so that it
+# checks again once the dtype is known.
+
+_FLOAT = ("float",)
+_NUMERIC = ("float", "int", "uint")
+_KIND_NOUNS = {_FLOAT: "a float", _NUMERIC: "a numeric"}
+
+
+def _check_kind(op: str, what: str, x: TensorType, kinds: tuple[str, ...] | None) -> None:
+    """A RelationError unless ``x``'s dtype is of ``kinds`` (None: any dtype) or unknown."""
+    if kinds is not None and is_dtype(x.dtype, *kinds) is False:
+        raise RelationError(f"{op}: {what} must be {_KIND_NOUNS[kinds]} tensor, got {x}")
+
+
+def _settled(x: TensorType) -> bool:
+    """Whether the checks made on ``x``'s dtype are final (it is not an unknown)."""
+    return not isinstance(x.dtype, IncompleteType)
+
+
+def _scalar_arg(t: Type, op: str, what: str) -> TensorType:
+    """``t`` as a rank-0 tensor, or a RelationError naming ``what``."""
+    x = tensor_arg(t, op, what)
+    if x.ndim != 0:
+        raise RelationError(f"{op}: {what} must be a scalar (rank 0), got {x}")
+    return x
+
+
+def _shape_attr_dims(op: str, attrs: Attrs) -> tuple[int, ...]:
+    """The ``shape`` attribute, checked to have no negative dimension."""
+    shape = attrs["shape"]
+    assert isinstance(shape, tuple)
+    dims = tuple(d for d in shape if isinstance(d, int))
+    if any(d < 0 for d in dims):
+        raise RelationError(f"{op}: shape {shape_str(dims)} has a negative dimension")
+    return dims
+
+
+def _dtype_attr(attrs: Attrs) -> str:
+    dtype = attrs["dtype"]
+    assert isinstance(dtype, str)
+    return dtype
+
+
+def _unary_rel(
+    op: str,
+    kinds: tuple[str, ...] | None,
+    doc: str,
+    out_dtype: Callable[[Attrs], str] | None = None,
+    what: str = "argument",
+    check_attrs: Callable[[Attrs], None] | None = None,
+) -> RelationFunc:
+    """The relation of a one-tensor elementwise operator.
+
+    The argument is a tensor whose dtype is of ``kinds`` (None: any); the result has its shape
+    and ``out_dtype(attrs)``, or its dtype. Information flows both ways: a known result gives
+    an unknown argument its type (only its shape when the dtype changes).
+    """
+
+    def rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+        if check_attrs is not None:
+            check_attrs(attrs)
+        data, result = types[0], types[-1]
+        if isinstance(data, IncompleteType):
+            if out_dtype is None:
+                r.unify(data, result)
+            elif isinstance(result, TensorType):
+                r.unify(data, TensorType(result.shape, IncompleteType(Kind.BASE_TYPE)))
+            data = r.resolve(data)
+            if isinstance(data, IncompleteType):
+                return False
+        x = tensor_arg(data, op, what)
+        _check_kind(op, what, x, kinds)
+        r.unify(result, TensorType(x.shape, x.dtype if out_dtype is None else out_dtype(attrs)))
+        return _settled(x)
+
+    rel.__name__ = f"{op}_rel"
+    rel.__doc__ = doc
+    return rel
+
+
+def _bool_dtype(attrs: Attrs) -> str:
+    return "bool"
+
+
+def _clip_bounds(attrs: Attrs) -> None:
+    for bound in ("a_min", "a_max"):
+        value = attrs[bound]
+        if isinstance(value, float) and math.isnan(value):
+            raise RelationError(f"clip: {bound} must not be nan")
+
+
+def _broadcast_all(op: str, ts: Sequence[TensorType], r: Reporter) -> tuple[Dim, ...]:
+    """The numpy broadcast of the shapes of ``ts`` (aligned at the right), or a RelationError
+    naming the two tensors whose dimensions conflict."""
+    rank = max(t.ndim for t in ts)
+    out: list[Dim] = []
+    for i in range(1, rank + 1):
+        acc: Dim | None = None
+        src = ts[0]
+        for t in ts:
+            if i > t.ndim:
+                continue
+            d = t.shape[t.ndim - i]
+            if acc is None:
+                acc, src = d, t
+                continue
+            message = (
+                f"{op}: incompatible dimensions {dim_str(acc)} and {dim_str(d)} in {src} and {t}"
+            )
+            new = broadcast_dim(acc, d, r, message)
+            if new is not acc:
+                acc, src = new, t
+        assert acc is not None
+        out.append(acc)
+    return tuple(reversed(out))
+
+
+def _where_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """condition (s1, any dtype), x (s2, d), y (s3, d) -> (broadcast of s1, s2 and s3, d)."""
+    cond = tensor_arg(args[0], "where", "condition")
+    x = tensor_arg(args[1], "where", "x")
+    y = tensor_arg(args[2], "where", "y")
+    if x.dtype != y.dtype:
+        r.dtype_equal(x.dtype, y.dtype, f"where: x and y must have the same dtype, got {x} and {y}")
+    return TensorType(_broadcast_all("where", (cond, x, y), r), x.dtype)
+
+
+def _creation_rel(op: str) -> RelationFunc:
+    """The relation of ``zeros``/``ones``: the type is the attributes'."""
+
+    def rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+        return TensorType(_shape_attr_dims(op, attrs), _dtype_attr(attrs))
+
+    rule.__name__ = f"{op}_rel"
+    rule.__doc__ = "() -> (shape, dtype) from the attributes; no dimension may be negative."
+    return forward(rule)
+
+
+def _full_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """fill_value (rank 0) -> (shape, dtype) of the attributes; an empty dtype is the fill's."""
+    shape = _shape_attr_dims("full", attrs)
+    dtype: DType = _dtype_attr(attrs)
+    fill = types[0]
+    known = not isinstance(fill, IncompleteType)
+    if known:
+        x = _scalar_arg(fill, "full", "fill_value")
+        dtype = dtype or x.dtype
+    elif dtype == "":
+        return False
+    r.unify(types[-1], TensorType(shape, dtype))
+    return known
+
+
+_full_like_data_rel = _unary_rel("full_like", None, "", what="data")
+
+
+def _full_like_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """data (shape, dtype), fill_value (rank 0, any dtype) -> (shape, dtype)."""
+    fill = types[1]
+    fill_known = not isinstance(fill, IncompleteType)
+    if fill_known:
+        _scalar_arg(fill, "full_like", "fill_value")
+    data_solved = _full_like_data_rel([types[0], types[-1]], attrs, r)
+    return data_solved and fill_known
+
+
+def _arange_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """start, stop, step (rank 0, of the dtype attribute) -> (?,) of that dtype."""
+    dtype = _dtype_attr(attrs)
+    for what, t in zip(("start", "stop", "step"), types[:3], strict=True):
+        if isinstance(t, IncompleteType):
+            r.unify(t, TensorType((), dtype))
+            continue
+        x = _scalar_arg(t, "arange", what)
+        r.dtype_equal(x.dtype, dtype, f"arange: {what} must have dtype {dtype}, got {x}")
+    r.unify(types[-1], TensorType((AnyDim,), dtype))
+    return True
+
+
+_FLOAT_DOC = "(shape, float dtype) -> same."
+_NUMERIC_DOC = "(shape, numeric dtype) -> same; bool is rejected."
+_ANY_DOC = "(shape, any dtype) -> same."
+_TEST_DOC = "(shape, any dtype) -> (shape, bool)."
+
+
 # -- registration ------------------------------------------------------------------------------
 
 _FLOAT_MATH: dict[str, tuple[Callable[[Array], Any], str]] = {
@@ -338,7 +544,14 @@ _FLOAT_MATH: dict[str, tuple[Callable[[Array], Any], str]] = {
 }
 
 for _name, (_fn, _doc) in _FLOAT_MATH.items():
-    register_op(_name, 1, reference=_float_unary(_name, _fn), pattern=OpPattern.ELEMWISE, doc=_doc)
+    register_op(
+        _name,
+        1,
+        reference=_float_unary(_name, _fn),
+        pattern=OpPattern.ELEMWISE,
+        doc=_doc,
+        type_relation=_unary_rel(_name, _FLOAT, _FLOAT_DOC),
+    )
 
 _ROUNDING: dict[str, tuple[Callable[[Array], Any], str]] = {
     "floor": (np.floor, "Elementwise round toward negative infinity."),
@@ -348,7 +561,14 @@ _ROUNDING: dict[str, tuple[Callable[[Array], Any], str]] = {
 }
 
 for _name, (_fn, _doc) in _ROUNDING.items():
-    register_op(_name, 1, reference=_rounding(_name, _fn), pattern=OpPattern.ELEMWISE, doc=_doc)
+    register_op(
+        _name,
+        1,
+        reference=_rounding(_name, _fn),
+        pattern=OpPattern.ELEMWISE,
+        doc=_doc,
+        type_relation=_unary_rel(_name, _NUMERIC, _NUMERIC_DOC),
+    )
 
 _OTHER_UNARY: dict[str, tuple[Callable[[Array], Array], str]] = {
     "abs": (_abs, "Elementwise absolute value (integers wrap at the minimum)."),
@@ -360,8 +580,25 @@ _OTHER_UNARY: dict[str, tuple[Callable[[Array], Array], str]] = {
     "ones_like": (_ones_like, "Ones of the input's shape and dtype."),
 }
 
+_OTHER_UNARY_RELS: dict[str, RelationFunc] = {
+    "abs": _unary_rel("abs", _NUMERIC, _NUMERIC_DOC),
+    "sign": _unary_rel("sign", _NUMERIC, _NUMERIC_DOC),
+    "copy": _unary_rel("copy", None, _ANY_DOC),
+    "isnan": _unary_rel("isnan", None, _TEST_DOC, out_dtype=_bool_dtype),
+    "isfinite": _unary_rel("isfinite", None, _TEST_DOC, out_dtype=_bool_dtype),
+    "zeros_like": _unary_rel("zeros_like", None, _ANY_DOC, what="data"),
+    "ones_like": _unary_rel("ones_like", None, _ANY_DOC, what="data"),
+}
+
 for _name, (_ref, _doc) in _OTHER_UNARY.items():
-    register_op(_name, 1, reference=_ref, pattern=OpPattern.ELEMWISE, doc=_doc)
+    register_op(
+        _name,
+        1,
+        reference=_ref,
+        pattern=OpPattern.ELEMWISE,
+        doc=_doc,
+        type_relation=_OTHER_UNARY_RELS[_name],
+    )
 
 register_op(
     "clip",
@@ -370,6 +607,12 @@ register_op(
     reference=_clip,
     pattern=OpPattern.ELEMWISE,
     doc="Elementwise max(min(x, a_max), a_min), the bounds cast to x's dtype.",
+    type_relation=_unary_rel(
+        "clip",
+        _NUMERIC,
+        "(shape, numeric dtype) -> same; a_min and a_max must not be nan.",
+        check_attrs=_clip_bounds,
+    ),
 )
 register_op(
     "cast",
@@ -378,6 +621,9 @@ register_op(
     reference=_cast,
     pattern=OpPattern.ELEMWISE,
     doc="Elementwise conversion to dtype (floats truncate toward zero into integers).",
+    type_relation=_unary_rel(
+        "cast", None, "(shape, any dtype) -> (shape, the dtype attribute).", out_dtype=_dtype_attr
+    ),
 )
 register_op(
     "where",
@@ -385,6 +631,7 @@ register_op(
     reference=_where,
     pattern=OpPattern.BROADCAST,
     doc="Elementwise x where cond is nonzero, else y, with broadcasting.",
+    type_relation=forward(_where_rule),
 )
 register_op(
     "zeros",
@@ -393,6 +640,7 @@ register_op(
     reference=_zeros,
     pattern=OpPattern.ELEMWISE,
     doc="A tensor of zeros of the given shape and dtype.",
+    type_relation=_creation_rel("zeros"),
 )
 register_op(
     "ones",
@@ -401,6 +649,7 @@ register_op(
     reference=_ones,
     pattern=OpPattern.ELEMWISE,
     doc="A tensor of ones of the given shape and dtype.",
+    type_relation=_creation_rel("ones"),
 )
 register_op(
     "full",
@@ -409,6 +658,7 @@ register_op(
     reference=_full,
     pattern=OpPattern.ELEMWISE,
     doc="A tensor of the given shape filled with a scalar (dtype '' is the scalar's).",
+    type_relation=_full_rel,
 )
 register_op(
     "full_like",
@@ -416,6 +666,7 @@ register_op(
     reference=_full_like,
     pattern=OpPattern.ELEMWISE,
     doc="A tensor of data's shape and dtype filled with a scalar.",
+    type_relation=_full_like_rel,
 )
 register_op(
     "arange",
@@ -424,6 +675,7 @@ register_op(
     reference=_arange,
     pattern=OpPattern.OPAQUE,
     doc="Evenly spaced values start + i * step below stop (three scalar inputs).",
+    type_relation=_arange_rel,
 )
 
 

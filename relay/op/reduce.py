@@ -23,9 +23,17 @@ floats); ``argmax``/``argmin`` of one is a ``ValueError``.
 ``variance(data, mean)`` takes the mean as a second input, as Relay's operator did (the
 builder computes it with ``mean(data, axis, keepdims=True, exclude)`` unless ``with_mean`` is
 given): it is ``sum((data - mean)^2) / (n - unbiased)`` over the reduced axes, ``mean``
-broadcasting against ``data`` (same rank). ``logsumexp`` (a composite in Relay's Python API,
+broadcasting to ``data`` (same rank, each dimension 1 or the data's). ``logsumexp`` (a composite in Relay's Python API,
 an operator here) is ``m + log(sum(exp(x - m)))`` with ``m`` the maximum, replaced by 0 where
 it is infinite so that all ``-inf`` gives ``-inf`` rather than nan.
+
+The type relations follow the references: the result keeps the data's dtype (int32 for
+``argmax``/``argmin``) and its shape loses the reduced axes (or has 1 there with
+``keepdims``); kept dimensions pass through as they are, symbolic or ``Any``. They reject
+statically what the reference rejects at run time: axes out of range or repeated, bool data
+for ``mean``/``variance``, non-float data for ``logsumexp``, rank-0 data for
+``argmax``/``argmin``/``variance``, and, when the reduced extent is a known constant, an
+empty ``argmax``/``argmin`` and an integer ``mean``/``variance`` dividing by zero.
 """
 
 from __future__ import annotations
@@ -35,8 +43,22 @@ from typing import Any
 
 import numpy as np
 
+from relay.ir import dim
+from relay.ir.attrs import Attrs
+from relay.ir.dim import Dim
 from relay.ir.expr import Call, Expr
+from relay.ir.types import TensorType, Type
 from relay.op.registry import OpDef, OpPattern, attr, register_op
+from relay.typecheck.relation import (
+    RelationError,
+    RelationFunc,
+    Reporter,
+    forward,
+    is_dtype,
+    normalize_axis,
+    shape_str,
+    tensor_arg,
+)
 
 Array = np.ndarray
 
@@ -232,12 +254,10 @@ def _variance_ref(
         )
     if m.dtype != x.dtype:
         raise ValueError(f"variance: the mean is {m.dtype} but the data is {x.dtype}")
-    try:
-        np.broadcast_shapes(x.shape, m.shape)
-    except ValueError:
+    if any(dm not in (1, dx) for dm, dx in zip(m.shape, x.shape, strict=True)):
         raise ValueError(
             f"variance: the mean of shape {m.shape} does not broadcast to the data's {x.shape}"
-        ) from None
+        )
     axes = _axes(x, axis, exclude)
     count = _count(x.shape, axes) - int(unbiased)
     if not _is_float(x):
@@ -266,6 +286,166 @@ def _logsumexp_ref(data: Array, *, axis: object, keepdims: bool, exclude: bool) 
     if not keepdims:
         out = np.squeeze(out, axis=axes)
     return np.asarray(out.astype(x.dtype))
+
+
+# ---- type relations -----------------------------------------------------------------------------
+
+_INT32_MAX = 2**31 - 1
+
+
+def _axis_attr(value: object) -> tuple[int, ...]:
+    """The ``axis`` attribute as a tuple (empty for None)."""
+    if value is None:
+        return ()
+    if isinstance(value, int):
+        return (value,)
+    assert isinstance(value, tuple) and all(isinstance(a, int) for a in value)
+    return tuple(value)
+
+
+def _checked_axes(op: str, x: TensorType, attrs: Attrs) -> tuple[int, ...]:
+    """The axes ``op`` reduces of ``x`` (as :func:`reduce_axes`), or a RelationError."""
+    given = _axis_attr(attrs["axis"])
+    seen: list[int] = []
+    for a in given:
+        n = normalize_axis(a, x.ndim, op)
+        if n in seen:
+            raise RelationError(
+                f"{op}: axes {list(given)} name axis {n} twice for a rank-{x.ndim} tensor"
+            )
+        seen.append(n)
+    return reduce_axes(x.ndim, given or None, bool(attrs["exclude"]))
+
+
+def _reduced_shape(x: TensorType, axes: tuple[int, ...], keepdims: bool) -> tuple[Dim, ...]:
+    """``x``'s shape without the reduced ``axes`` (1 there with ``keepdims``)."""
+    if not axes:
+        return x.shape
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    return tuple(d for i, d in enumerate(x.shape) if i not in axes)
+
+
+def _extent(x: TensorType, axes: tuple[int, ...]) -> Dim:
+    """How many elements each reduction over ``axes`` combines (symbolic when unknown)."""
+    return dim.product([x.shape[i] for i in axes])
+
+
+def _where(x: TensorType, axes: tuple[int, ...]) -> str:
+    return f"over axes {shape_str(axes)} of {x}"
+
+
+def _check_rank(op: str, x: TensorType) -> None:
+    if x.ndim == 0:
+        raise RelationError(f"{op}: data must have rank at least 1, got {x}")
+
+
+def _check_numeric(op: str, x: TensorType) -> None:
+    if is_dtype(x.dtype, "bool"):
+        raise RelationError(f"{op}: data must be numeric, got {x}")
+
+
+def _is_integer(x: TensorType) -> bool:
+    return bool(is_dtype(x.dtype, "int", "uint"))
+
+
+def _reduce_rel(op: str, doc: str) -> RelationFunc:
+    """The relation of reduction ``op`` whose result keeps the data's dtype."""
+
+    def rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+        x = tensor_arg(args[0], op)
+        if op == "mean":
+            _check_numeric(op, x)
+        if op == "logsumexp" and is_dtype(x.dtype, "float") is False:
+            raise RelationError(f"{op}: data must be floating-point, got {x}")
+        axes = _checked_axes(op, x, attrs)
+        if op == "mean" and axes and _is_integer(x) and _extent(x, axes) == 0:
+            raise RelationError(
+                f"{op}: the integer mean {_where(x, axes)} divides by zero (no elements)"
+            )
+        return TensorType(_reduced_shape(x, axes, bool(attrs["keepdims"])), x.dtype)
+
+    rule.__name__ = f"{op}_rel"
+    rule.__doc__ = doc
+    return forward(rule)
+
+
+def _arg_reduce_rel(op: str, doc: str) -> RelationFunc:
+    """The relation of ``argmax``/``argmin``: int32 indices."""
+
+    def rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+        x = tensor_arg(args[0], op)
+        _check_rank(op, x)
+        axes = _checked_axes(op, x, attrs)
+        extent = _extent(x, axes)
+        if axes and isinstance(extent, int):
+            if extent == 0:
+                raise RelationError(f"{op}: the reduction {_where(x, axes)} has no elements")
+            if extent > _INT32_MAX:
+                raise RelationError(
+                    f"{op}: the reduction {_where(x, axes)} has {extent} elements, "
+                    "too many for an int32 index"
+                )
+        return TensorType(_reduced_shape(x, axes, bool(attrs["keepdims"])), "int32")
+
+    rule.__name__ = f"{op}_rel"
+    rule.__doc__ = doc
+    return forward(rule)
+
+
+def _variance_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    # The docstring (the rule in one line) is set below, beside the other reductions' rules.
+    op = "variance"
+    x = tensor_arg(args[0], op)
+    mean = tensor_arg(args[1], op, "mean")
+    _check_numeric(op, x)
+    _check_rank(op, x)
+    if mean.ndim != x.ndim:
+        raise RelationError(
+            f"{op}: mean {mean} has rank {mean.ndim} but data {x} has rank {x.ndim} "
+            "(compute the mean with keepdims=True)"
+        )
+    if mean.dtype != x.dtype:
+        r.dtype_equal(x.dtype, mean.dtype, f"{op}: data {x} and mean {mean} differ in dtype")
+    for i, (dx, dm) in enumerate(zip(x.shape, mean.shape, strict=True)):
+        if dm == 1 or dim.equal(dm, dx):
+            continue
+        message = (
+            f"{op}: mean {mean} does not broadcast to data {x} "
+            f"(axis {i}: {dim.dim_str(dm)} is neither 1 nor {dim.dim_str(dx)})"
+        )
+        if isinstance(dm, int) and isinstance(dx, int):
+            raise RelationError(message)
+        r.dim_equal(dm, dx, message)
+    axes = _checked_axes(op, x, attrs)
+    count = _extent(x, axes)
+    unbiased = bool(attrs["unbiased"])
+    if _is_integer(x) and isinstance(count, int) and count == int(unbiased):
+        raise RelationError(
+            f"{op}: the integer variance {_where(x, axes)} divides by zero "
+            f"({count} element{'s' if count != 1 else ''}, unbiased={unbiased})"
+        )
+    return TensorType(_reduced_shape(x, axes, bool(attrs["keepdims"])), x.dtype)
+
+
+_RESULT = "Tensor[s without the reduced axes (1 there if keepdims), {}]"
+_RULE = "Tensor[s, d] -> " + _RESULT
+_RELATIONS: dict[str, RelationFunc] = {
+    "sum": _reduce_rel("sum", _RULE.format("d") + "."),
+    "mean": _reduce_rel("mean", _RULE.format("d") + " for numeric d."),
+    "max": _reduce_rel("max", _RULE.format("d") + "."),
+    "min": _reduce_rel("min", _RULE.format("d") + "."),
+    "prod": _reduce_rel("prod", _RULE.format("d") + "."),
+    "logsumexp": _reduce_rel("logsumexp", _RULE.format("d") + " for floating-point d."),
+    "argmax": _arg_reduce_rel("argmax", _RULE.format("int32") + " for rank >= 1."),
+    "argmin": _arg_reduce_rel("argmin", _RULE.format("int32") + " for rank >= 1."),
+}
+_variance_rule.__doc__ = (
+    "(Tensor[s, d], mean Tensor[m, d]) -> "
+    + _RESULT.format("d")
+    + " for numeric d, rank >= 1, m of the same rank broadcasting to s."
+)
+_RELATIONS["variance"] = forward(_variance_rule)
 
 
 # ---- registration -------------------------------------------------------------------------------
@@ -318,7 +498,13 @@ _SPECS: tuple[tuple[str, int, Callable[..., Array], tuple[Any, ...], str], ...] 
 
 for _name, _n, _ref, _attrs, _doc in _SPECS:
     _DEFS[_name] = register_op(
-        _name, _n, attrs=_attrs, reference=_ref, pattern=OpPattern.COMM_REDUCE, doc=_doc
+        _name,
+        _n,
+        attrs=_attrs,
+        reference=_ref,
+        pattern=OpPattern.COMM_REDUCE,
+        doc=_doc,
+        type_relation=_RELATIONS[_name],
     )
 
 

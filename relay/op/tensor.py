@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from relay.ir.attrs import Attrs
-from relay.ir.types import TensorType, Type
+from relay.ir.types import IncompleteType, TensorType, Type
 from relay.op.registry import OpPattern, register_op
 from relay.typecheck.relation import (
     RelationError,
@@ -116,6 +116,8 @@ _COMPARE: dict[str, tuple[Callable[[Array, Array], Any], str]] = {
 }
 
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
+# numpy has no bool subtract; bool divide, power and the modulos give float64 or int8
+_NO_BOOL = ("subtract", "divide", "floor_divide", "power", "mod", "floor_mod")
 
 
 def broadcast_rel(name: str, result_dtype: str | None = None) -> RelationFunc:
@@ -131,11 +133,17 @@ def broadcast_rel(name: str, result_dtype: str | None = None) -> RelationFunc:
         b = tensor_arg(args[1], name, "rhs")
         if a.dtype != b.dtype:
             r.dtype_equal(a.dtype, b.dtype, f"{name}: dtypes differ: {a} and {b}")
-        if name in _LOGICAL and is_dtype(a.dtype, "bool") is False:
+        known = a.dtype if not isinstance(a.dtype, IncompleteType) else b.dtype
+        if name in _LOGICAL and is_dtype(known, "bool") is False:
             raise RelationError(f"{name}: arguments must be bool, got {a} and {b}")
+        if name in _NO_BOOL and is_dtype(known, "bool"):
+            raise RelationError(f"{name}: arguments must be numeric, got {a} and {b}")
         return TensorType(broadcast_shapes(a, b, r), result_dtype or a.dtype)
 
     rule.__name__ = f"{name}_rel"
+    out = result_dtype or "d"
+    kinds = "bool" if name in _LOGICAL else "numeric d" if name in _NO_BOOL else "d"
+    rule.__doc__ = f"(s1, {kinds}), (s2, {kinds}) -> (broadcast of s1 and s2, {out})."
     return forward(rule)
 
 
@@ -159,11 +167,22 @@ for _name, (_fn, _doc) in _COMPARE.items():
     )
 
 
-def _logical_not_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
-    t = types[0]
-    if isinstance(t, TensorType) and is_dtype(t.dtype, "bool") is False:
-        raise RelationError(f"logical_not: argument must be bool, got {t}")
-    return identity_rel(types, attrs, r)
+def _unary_rel(name: str, kinds: tuple[str, ...], noun: str) -> RelationFunc:
+    """The relation of a one-tensor operator whose result has its argument's type."""
+
+    def rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+        identity_rel(types, attrs, r)
+        t = r.resolve(types[0])
+        if isinstance(t, IncompleteType):
+            return False  # checked once the argument is known
+        x = tensor_arg(t, name, "argument")
+        if is_dtype(x.dtype, *kinds) is False:
+            raise RelationError(f"{name}: argument must be {noun}, got {x}")
+        return not isinstance(x.dtype, IncompleteType)
+
+    rel.__name__ = f"{name}_rel"
+    rel.__doc__ = f"(shape, {noun} dtype) -> same."
+    return rel
 
 
 register_op(
@@ -172,7 +191,7 @@ register_op(
     reference=_unary(np.negative),
     pattern=OpPattern.ELEMWISE,
     doc="Elementwise negation.",
-    type_relation=identity_rel,
+    type_relation=_unary_rel("negative", ("float", "int", "uint"), "numeric"),
 )
 register_op(
     "logical_not",
@@ -180,5 +199,5 @@ register_op(
     reference=_unary(np.logical_not),
     pattern=OpPattern.ELEMWISE,
     doc="Elementwise boolean not.",
-    type_relation=_logical_not_rel,
+    type_relation=_unary_rel("logical_not", ("bool",), "bool"),
 )

@@ -33,22 +33,56 @@ Attribute values that are wrong whatever the inputs (a zero stride, ``repeats=0`
 layout) are rejected by the builders with :class:`~relay.op.registry.AttrValidationError`;
 attribute values that do not fit the inputs (an axis out of range, an incompatible reshape)
 raise ``ValueError`` from the reference, which the interpreter reports at the call's span.
+
+Each operator's type relation computes its result type from the argument types with the
+shape logic the reference uses (:func:`reshape_dims`, :func:`reshape_like_shape`,
+:func:`may_broadcast`, :func:`split_extents`, :func:`strided_slice_shape`,
+:func:`layout_transform_shape`), written over symbolic dimensions (:mod:`relay.ir.dim`):
+``reshape`` of ``(n, 784)`` to ``[-1, 28, 28]`` gives ``(n, 28, 28)``, ``concatenate`` of
+``(n, 3)`` and ``(m, 3)`` gives ``(m + n, 3)``, ``split`` of ``(2n, 4)`` into 2 gives pieces
+``(n, 4)``. Where a result depends on a run-time size (a partial ``strided_slice`` of a
+symbolic axis) it is ``Any``. With concrete shapes a relation accepts exactly the calls the
+reference runs (but ``take`` rejects bool indices, which the reference reads as 0 and 1), and
+with symbolic ones it rejects only what is provably wrong (``squeeze`` of an axis ``n`` and
+``reshape`` of ``(n, 6)`` to ``[-1, 4]`` are left to run time) and binds unknown dimensions
+where an equation determines them. Dimensions that must be equal (``concatenate`` off its axis,
+``stack``, ``take``'s batch dimensions) are unified as types are: distinct shape variables
+differ.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar as PyTypeVar
 
 import numpy as np
 
+from relay.ir import dim
 from relay.ir.attrs import Attrs
+from relay.ir.dim import Dim
 from relay.ir.expr import Call, Expr, Tuple
+from relay.ir.types import Any as AnyDim, IncompleteType, TensorType, TupleType, Type, _AnyDim
 from relay.op.registry import AttrValidationError, OpDef, OpPattern, attr, register_op
+from relay.typecheck.relation import (
+    ForwardRule,
+    RelationError,
+    RelationFunc,
+    Reporter,
+    forward,
+    is_dtype,
+    is_known,
+    normalize_axis,
+    shape_str,
+    tensor_arg,
+    tuple_of_tensors,
+)
 
 Array = np.ndarray
+_D = PyTypeVar("_D")  # a dimension: an int in the references, a Dim in the relations
 
 __all__ = [
     "broadcast_to",
@@ -59,18 +93,23 @@ __all__ = [
     "expand_dims",
     "infer_reshape",
     "layout_transform",
+    "layout_transform_shape",
+    "may_broadcast",
     "one_hot",
     "parse_layout",
     "repeat",
     "reshape",
+    "reshape_dims",
     "reshape_like",
     "reshape_like_shape",
     "reverse",
     "shape_of",
     "split",
+    "split_extents",
     "squeeze",
     "stack",
     "strided_slice",
+    "strided_slice_shape",
     "take",
     "tile",
     "transpose",
@@ -78,10 +117,6 @@ __all__ = [
 
 
 # ---- shared helpers -----------------------------------------------------------------------------
-
-
-def _shape_str(shape: Sequence[int]) -> str:
-    return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def _list_str(values: Sequence[int]) -> str:
@@ -158,21 +193,31 @@ def _check_newshape(attrs: Attrs) -> None:
     _check(minus_ones <= 1, f"reshape: newshape {_list_str(newshape)} has more than one -1")
 
 
-def infer_reshape(
-    shape: Sequence[int], newshape: Sequence[int], allowzero: bool = False
-) -> tuple[int, ...]:
-    """The output shape of Relay's ``reshape`` of a tensor of ``shape`` to ``newshape``.
+class _NewshapeError(ValueError):
+    """A ``newshape`` that does not fit the input: the message names the input shape and
+    ``newshape`` (the reference's error), ``reason`` says why in a relation's message."""
 
-    >>> infer_reshape((2, 3, 4), [0, -1])
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def reshape_dims(
+    shape: Sequence[Dim], newshape: Sequence[int], allowzero: bool = False
+) -> tuple[Dim, ...]:
+    """The dimensions Relay's ``reshape`` gives a tensor of ``shape`` for ``newshape``.
+
+    Dimensions may be symbolic (:mod:`relay.ir.dim`): ``0`` copies, ``-3`` multiplies
+    and ``-1`` divides them (``(n, 784)`` with ``[-1, 28, 28]`` gives ``(n, 28, 28)``).
+    Raises ``ValueError`` when ``newshape`` does not fit the rank of ``shape`` or a
+    division is provably inexact; the total element count is not checked (see
+    :func:`infer_reshape`).
+
+    >>> reshape_dims((2, 3, 4), [0, -1])
     (2, 12)
-    >>> infer_reshape((2, 3, 4), [-4, 1, 2, -3])
-    (1, 2, 12)
-
-    Raises ``ValueError`` when ``newshape`` does not fit ``shape``.
     """
-    shape = tuple(int(d) for d in shape)
     given = _list_str(newshape)
-    out: list[int] = []
+    out: list[Dim] = []
     used_in: set[int] = set()
     inferred: set[int] = set()  # output positions with their extent taken from the input
     src = 0
@@ -185,9 +230,10 @@ def infer_reshape(
             src += 1
         elif v == 0:
             if src >= len(shape):
-                raise ValueError(
+                raise _NewshapeError(
                     f"newshape {given} copies input dimension {src} with 0, "
-                    f"but the input shape {_shape_str(shape)} has rank {len(shape)}"
+                    f"but the input shape {shape_str(shape)} has rank {len(shape)}",
+                    f"0 copies input dimension {src}, but the rank is {len(shape)}",
                 )
             used_in.add(src)
             inferred.add(len(out))
@@ -195,7 +241,7 @@ def infer_reshape(
             src += 1
         elif v == -1:
             if infer_at >= 0:
-                raise ValueError(f"newshape {given} has more than one -1")
+                raise _NewshapeError(f"newshape {given} has more than one -1", "more than one -1")
             infer_at = len(out)
             out.append(1)
             src += 1
@@ -207,84 +253,125 @@ def infer_reshape(
             src = max(src, len(shape))
         elif v == -3:
             if src + 1 >= len(shape):
-                raise ValueError(
+                raise _NewshapeError(
                     f"newshape {given} merges input dimensions {src} and {src + 1} with -3, "
-                    f"but the input shape {_shape_str(shape)} has rank {len(shape)}"
+                    f"but the input shape {shape_str(shape)} has rank {len(shape)}",
+                    f"-3 merges input dimensions {src} and {src + 1}, but the rank is {len(shape)}",
                 )
             used_in.update((src, src + 1))
             inferred.add(len(out))
-            out.append(shape[src] * shape[src + 1])
+            out.append(dim.mul(shape[src], shape[src + 1]))
             src += 2
         elif v == -4:
             if i + 2 >= len(newshape):
-                raise ValueError(f"newshape {given}: -4 must be followed by two dimensions")
+                raise _NewshapeError(
+                    f"newshape {given}: -4 must be followed by two dimensions",
+                    "-4 must be followed by two dimensions",
+                )
             if src >= len(shape):
-                raise ValueError(
+                raise _NewshapeError(
                     f"newshape {given} splits input dimension {src} with -4, "
-                    f"but the input shape {_shape_str(shape)} has rank {len(shape)}"
+                    f"but the input shape {shape_str(shape)} has rank {len(shape)}",
+                    f"-4 splits input dimension {src}, but the rank is {len(shape)}",
                 )
             d0 = shape[src]
             a, b = int(newshape[i + 1]), int(newshape[i + 2])
             if (a, b) == (-1, -1) or a == 0 or b == 0 or a < -1 or b < -1:
-                raise ValueError(
-                    f"newshape {given}: -4 splits into two dimensions, positive or one -1, "
-                    f"got {a} and {b}"
-                )
-            if a == -1:
-                a = _exact_div(d0, b, given)
-            elif b == -1:
-                b = _exact_div(d0, a, given)
-            if a * b != d0:
-                raise ValueError(
-                    f"newshape {given} splits input dimension {src} of size {d0} into "
-                    f"{a} x {b} with -4"
+                reason = f"-4 splits into two dimensions, positive or one -1, got {a} and {b}"
+                raise _NewshapeError(f"newshape {given}: {reason}", reason)
+            da: Dim = _exact_div(d0, b, given) if a == -1 else a
+            db: Dim = _exact_div(d0, a, given) if b == -1 else b
+            if dim.equal(dim.mul(da, db), d0) is False:
+                split = f"{dim.dim_str(da)} x {dim.dim_str(db)}"
+                raise _NewshapeError(
+                    f"newshape {given} splits input dimension {src} of size {dim.dim_str(d0)} "
+                    f"into {split} with -4",
+                    f"-4 splits input dimension {src} of size {dim.dim_str(d0)} into {split}",
                 )
             used_in.add(src)
             inferred.update((len(out), len(out) + 1))
-            out.extend((a, b))
+            out.extend((da, db))
             src += 1
             i += 2
         else:
-            raise ValueError(f"newshape {given} has invalid value {v}")
+            raise _NewshapeError(f"newshape {given} has invalid value {v}", f"invalid value {v}")
         i += 1
     if infer_at >= 0:
-        rest_in = math.prod(d for k, d in enumerate(shape) if k not in used_in)
-        rest_out = math.prod(d for k, d in enumerate(out) if k not in inferred and k != infer_at)
-        if rest_out == 0:
-            raise ValueError(
-                f"cannot infer the -1 of newshape {given} for input shape {_shape_str(shape)}: "
-                "another output dimension is 0"
-            )
-        out[infer_at] = _exact_div(rest_in, rest_out, given)
-    if math.prod(out) != math.prod(shape):
-        raise ValueError(
-            f"cannot reshape a tensor of shape {_shape_str(shape)} ({math.prod(shape)} elements) "
-            f"to newshape {given} (shape {_shape_str(out)}, {math.prod(out)} elements)"
+        rest_in = dim.product([d for k, d in enumerate(shape) if k not in used_in])
+        rest_out = dim.product(
+            [d for k, d in enumerate(out) if k not in inferred and k != infer_at]
         )
+        if rest_out == 0:
+            raise _NewshapeError(
+                f"cannot infer the -1 of newshape {given} for input shape {shape_str(shape)}: "
+                "another output dimension is 0",
+                "the -1 cannot be inferred: another output dimension is 0",
+            )
+        assert isinstance(rest_out, int)  # a product of newshape's literal values
+        out[infer_at] = _exact_div(rest_in, rest_out, given)
     return tuple(out)
 
 
-def _exact_div(a: int, b: int, given: str) -> int:
-    if b == 0 or a % b:
-        raise ValueError(f"newshape {given}: cannot divide a dimension of {a} by {b}")
-    return a // b
+def infer_reshape(
+    shape: Sequence[Dim], newshape: Sequence[int], allowzero: bool = False
+) -> tuple[Dim, ...]:
+    """The output shape of Relay's ``reshape`` of a tensor of ``shape`` to ``newshape``.
+
+    >>> infer_reshape((2, 3, 4), [0, -1])
+    (2, 12)
+    >>> infer_reshape((2, 3, 4), [-4, 1, 2, -3])
+    (1, 2, 12)
+
+    Raises ``ValueError`` when ``newshape`` does not fit ``shape``: see :func:`reshape_dims`;
+    with symbolic dimensions, the element counts differ only when that is decidable.
+    """
+    out = reshape_dims(shape, newshape, allowzero)
+    size_in, size_out = dim.product(list(shape)), dim.product(out)
+    if dim.equal(size_in, size_out) is False:
+        raise ValueError(
+            f"cannot reshape a tensor of shape {shape_str(shape)} ({dim.dim_str(size_in)} "
+            f"elements) to newshape {_list_str(newshape)} (shape {shape_str(out)}, "
+            f"{dim.dim_str(size_out)} elements)"
+        )
+    return out
+
+
+def _exact_div(a: Dim, b: int, given: str) -> Dim:
+    """``a // b``, or a ValueError when ``b`` provably does not divide ``a``."""
+    remainder = dim.floormod(a, b) if b else 1
+    if isinstance(remainder, int) and remainder:
+        raise _NewshapeError(
+            f"newshape {given}: cannot divide a dimension of {dim.dim_str(a)} by {b}",
+            f"{dim.dim_str(a)} is not a multiple of {b}",
+        )
+    return dim.floordiv(a, b)
+
+
+def _concrete(shape: Sequence[Dim]) -> tuple[int, ...]:
+    """A shape computed from integers, as integers."""
+    assert all(isinstance(d, int) for d in shape)
+    return tuple(d for d in shape if isinstance(d, int))
 
 
 def _reshape(data: Array, *, newshape: tuple[int, ...], allowzero: bool) -> Array:
     _check_newshape(Attrs(newshape=newshape))
-    return np.reshape(data, infer_reshape(data.shape, newshape, allowzero))
+    return np.reshape(data, _concrete(infer_reshape(data.shape, newshape, allowzero)))
 
 
 def reshape_like_shape(
-    lhs_shape: Sequence[int],
-    rhs_shape: Sequence[int],
+    lhs_shape: Sequence[_D],
+    rhs_shape: Sequence[_D],
     lhs_begin: int = 0,
     lhs_end: int | None = None,
     rhs_begin: int = 0,
     rhs_end: int | None = None,
-) -> tuple[int, ...]:
-    """``lhs_shape`` with ``lhs_shape[lhs_begin:lhs_end]`` replaced by ``rhs_shape[rhs_begin:rhs_end]``
-    (negative bounds count from the end), as Relay's ``reshape_like`` computes its shape."""
+) -> tuple[_D, ...]:
+    """``lhs_shape`` with ``lhs_shape[lhs_begin:lhs_end]`` replaced by
+    ``rhs_shape[rhs_begin:rhs_end]`` (negative bounds count from the end), as Relay's
+    ``reshape_like`` computes its shape.
+
+    The dimensions may be integers or symbolic; raises ``ValueError`` for a bound out of range.
+    """
 
     def bound(value: int | None, default: int, n: int, what: str) -> int:
         v = default if value is None else value + n if value < 0 else value
@@ -311,11 +398,13 @@ def _reshape_like(
     rhs_begin: int,
     rhs_end: int | None,
 ) -> Array:
-    shape = reshape_like_shape(data.shape, shape_like.shape, lhs_begin, lhs_end, rhs_begin, rhs_end)
+    shape: tuple[int, ...] = reshape_like_shape(
+        data.shape, shape_like.shape, lhs_begin, lhs_end, rhs_begin, rhs_end
+    )
     if math.prod(shape) != data.size:
         raise ValueError(
-            f"cannot reshape a tensor of shape {_shape_str(data.shape)} ({data.size} elements) "
-            f"to shape {_shape_str(shape)} ({math.prod(shape)} elements)"
+            f"cannot reshape a tensor of shape {shape_str(data.shape)} ({data.size} elements) "
+            f"to shape {shape_str(shape)} ({math.prod(shape)} elements)"
         )
     return np.reshape(data, shape)
 
@@ -351,7 +440,7 @@ def _squeeze(data: Array, *, axis: tuple[int, ...] | None) -> Array:
     for a in axes:
         if data.shape[a] != 1:
             raise ValueError(
-                f"cannot squeeze axis {a} of shape {_shape_str(data.shape)}: its size is "
+                f"cannot squeeze axis {a} of shape {shape_str(data.shape)}: its size is "
                 f"{data.shape[a]}, not 1"
             )
     return np.reshape(data, tuple(d for k, d in enumerate(data.shape) if k not in axes))
@@ -360,16 +449,24 @@ def _squeeze(data: Array, *, axis: tuple[int, ...] | None) -> Array:
 # ---- broadcasting and its adjoint ---------------------------------------------------------------
 
 
+def may_broadcast(src: Sequence[Dim], dst: Sequence[Dim]) -> bool:
+    """Whether a tensor of shape ``src`` may broadcast to ``dst`` (numpy rules): False when it
+    provably cannot (a dimension that is neither 1 nor the target's), else True."""
+    if len(src) > len(dst):
+        return False
+    return not any(
+        dim.equal(s, 1) is False and dim.equal(s, t) is False
+        for s, t in zip(src[::-1], dst[::-1], strict=False)
+    )
+
+
 def _broadcast(data: Array, shape: Sequence[int]) -> Array:
     shape = tuple(shape)
     if any(d < 0 for d in shape):
-        raise ValueError(f"broadcast_to shape {_shape_str(shape)} has a negative dimension")
-    ok = data.ndim <= len(shape) and all(
-        s in (1, t) for s, t in zip(data.shape[::-1], shape[::-1], strict=False)
-    )
-    if not ok:
+        raise ValueError(f"broadcast_to shape {shape_str(shape)} has a negative dimension")
+    if not may_broadcast(data.shape, shape):
         raise ValueError(
-            f"cannot broadcast a tensor of shape {_shape_str(data.shape)} to {_shape_str(shape)}"
+            f"cannot broadcast a tensor of shape {shape_str(data.shape)} to {shape_str(shape)}"
         )
     return np.array(np.broadcast_to(data, shape))
 
@@ -382,16 +479,24 @@ def _broadcast_to_like(data: Array, broadcast_type: Array) -> Array:
     return _broadcast(data, broadcast_type.shape)
 
 
-def collapse_sum_axes(data_shape: Sequence[int], target: Sequence[int]) -> tuple[int, ...]:
+def collapse_sum_axes(data_shape: Sequence[Dim], target: Sequence[Dim]) -> tuple[int, ...]:
     """The axes of ``data_shape`` that ``collapse_sum`` to ``target`` sums over; raises
-    ``ValueError`` unless ``target`` broadcasts to ``data_shape``."""
-    lead = len(data_shape) - len(target)
-    if lead < 0 or any(t not in (1, d) for t, d in zip(target, data_shape[lead:], strict=True)):
+    ``ValueError`` unless ``target`` may broadcast to ``data_shape`` (:func:`may_broadcast`).
+
+    With symbolic dimensions, the axes are those known to be summed: the leading ones and
+    those where ``target`` has a 1 and ``data_shape`` a dimension that is not provably 1.
+    """
+    if not may_broadcast(target, data_shape):
         raise ValueError(
-            f"cannot collapse a tensor of shape {_shape_str(data_shape)} to "
-            f"{_shape_str(target)}: the target does not broadcast to it"
+            f"cannot collapse a tensor of shape {shape_str(data_shape)} to "
+            f"{shape_str(target)}: the target does not broadcast to it"
         )
-    kept = (lead + k for k, t in enumerate(target) if t == 1 and data_shape[lead + k] != 1)
+    lead = len(data_shape) - len(target)
+    kept = (
+        lead + k
+        for k, t in enumerate(target)
+        if dim.equal(t, 1) is True and dim.equal(data_shape[lead + k], 1) is not True
+    )
     return (*range(lead), *kept)
 
 
@@ -416,8 +521,8 @@ def _concatenate(data: tuple[Array, ...], *, axis: int) -> Array:
     for a in arrays[1:]:
         if any(d != e for k, (d, e) in enumerate(zip(a.shape, first, strict=True)) if k != ax):
             raise ValueError(
-                f"concatenate along axis {ax}: shapes {_shape_str(first)} and "
-                f"{_shape_str(a.shape)} differ on another axis"
+                f"concatenate along axis {ax}: shapes {shape_str(first)} and "
+                f"{shape_str(a.shape)} differ on another axis"
             )
     return np.concatenate(arrays, axis=ax)
 
@@ -428,8 +533,7 @@ def _stack(data: tuple[Array, ...], *, axis: int) -> Array:
     for a in arrays[1:]:
         if a.shape != first:
             raise ValueError(
-                f"stack needs tensors of one shape, got {_shape_str(first)} and "
-                f"{_shape_str(a.shape)}"
+                f"stack needs tensors of one shape, got {shape_str(first)} and {shape_str(a.shape)}"
             )
     return np.stack(arrays, axis=_norm_insert_axis(axis, len(first)))
 
@@ -446,6 +550,30 @@ def _check_split(attrs: Attrs) -> None:
     )
 
 
+def split_extents(n: Dim, indices_or_sections: int | Sequence[int], axis: int) -> list[Dim]:
+    """The extents along ``axis`` (of size ``n``) of the pieces ``split`` makes.
+
+    ``n`` may be symbolic: equal sections divide it with :func:`relay.ir.dim.floordiv`, the last
+    piece after indices is ``n - index``. Raises ``ValueError`` when sections provably do not
+    divide ``n`` or an index is not below a known ``n``.
+    """
+    if isinstance(indices_or_sections, int):
+        sections = indices_or_sections
+        remainder = dim.floormod(n, sections)
+        if isinstance(remainder, int) and remainder:
+            raise ValueError(
+                f"cannot split axis {axis} of size {dim.dim_str(n)} into {sections} equal sections"
+            )
+        return [dim.floordiv(n, sections)] * sections
+    indices = list(indices_or_sections)
+    if indices and isinstance(n, int) and indices[-1] >= n:
+        raise ValueError(
+            f"split indices {_list_str(indices)} must be less than the size {n} of axis {axis}"
+        )
+    bounds: list[Dim] = [0, *indices, n]
+    return [dim.sub(b, a) for a, b in itertools.pairwise(bounds)]
+
+
 def _split(
     data: Array, *, indices_or_sections: int | tuple[int, ...], axis: int
 ) -> tuple[Array, ...]:
@@ -453,18 +581,9 @@ def _split(
     if data.ndim == 0:
         raise ValueError("cannot split a tensor of rank 0")
     ax = _norm_axis(axis, data.ndim)
-    n = data.shape[ax]
+    split_extents(data.shape[ax], indices_or_sections, ax)
     if isinstance(indices_or_sections, int):
-        if n % indices_or_sections:
-            raise ValueError(
-                f"cannot split axis {ax} of size {n} into {indices_or_sections} equal sections"
-            )
         return tuple(np.split(data, indices_or_sections, axis=ax))
-    if indices_or_sections and indices_or_sections[-1] >= n:
-        raise ValueError(
-            f"split indices {_list_str(indices_or_sections)} must be less than the size {n} "
-            f"of axis {ax}"
-        )
     return tuple(np.split(data, list(indices_or_sections), axis=ax))
 
 
@@ -493,6 +612,86 @@ def _canonical_index(index: int, extent: int, stride: int) -> int:
     return min(max(index, lo), hi)
 
 
+_INT32_MAX = 2**31 - 1  # an end this far out means "to the end", as in Relay's frontends
+
+
+def _stride(k: int, strides: Sequence[int] | None, slice_mode: str) -> int:
+    """The stride of the ``k``-th sliced axis (1 when omitted, and always in size mode)."""
+    return 1 if slice_mode == "size" or strides is None or k >= len(strides) else strides[k]
+
+
+def _slice_range(
+    n: int,
+    ax: int,
+    k: int,
+    begin: Sequence[int],
+    end: Sequence[int],
+    stride: int,
+    slice_mode: str,
+) -> tuple[int, int]:
+    """The canonical begin and end of the ``k``-th sliced axis ``ax`` of extent ``n``.
+
+    Raises ``ValueError`` for a begin past the end in the stride's direction.
+    """
+    b = 0 if stride > 0 else n - 1
+    if k < len(begin):
+        b = _canonical_index(begin[k], n, stride)
+    if k >= len(end):
+        e = n if stride > 0 else -1
+    elif slice_mode == "size":
+        e = n if end[k] < 0 else min(b + end[k], n)
+    else:
+        e = _canonical_index(end[k], n, stride)
+    if (stride > 0 and b > e) or (stride < 0 and e > b):
+        raise ValueError(
+            f"strided_slice: begin {begin[k] if k < len(begin) else b} and end "
+            f"{end[k] if k < len(end) else e} select nothing on axis {ax} of size {n} "
+            f"with stride {stride}"
+        )
+    return b, e
+
+
+def _covers_axis(k: int, begin: Sequence[int], end: Sequence[int], stride: int, mode: str) -> bool:
+    """Whether the ``k``-th slice takes every ``|stride|``-th element of its axis, whatever
+    the axis's extent: begin and end omitted or at the axis's ends."""
+    if mode == "size":
+        return (k >= len(begin) or begin[k] == 0) and (k >= len(end) or end[k] < 0)
+    if stride > 0:
+        return (k >= len(begin) or begin[k] == 0) and (k >= len(end) or end[k] >= _INT32_MAX)
+    first = k >= len(begin) or begin[k] == -1 or begin[k] >= _INT32_MAX
+    return first and (k >= len(end) or end[k] < -_INT32_MAX)
+
+
+def strided_slice_shape(
+    shape: Sequence[Dim],
+    sliced: Sequence[int],
+    begin: Sequence[int],
+    end: Sequence[int],
+    strides: Sequence[int] | None,
+    slice_mode: str,
+) -> tuple[Dim, ...]:
+    """The shape of ``strided_slice`` of a tensor of ``shape`` on the axes ``sliced``.
+
+    An integer extent gives the exact size (Relay's canonicalization: negative indices count
+    from the end, then clamp). A symbolic extent ``n`` gives ``ceildiv(n, |stride|)`` when the
+    slice covers the whole axis (begin and end omitted, at 0 / -1, or beyond int32), and
+    ``Any`` otherwise, since the size then depends on clamping to ``n``. Raises
+    ``ValueError`` for a begin past the end of a known extent.
+    """
+    out = list(shape)
+    for k, ax in enumerate(sliced):
+        n = shape[ax]
+        stride = _stride(k, strides, slice_mode)
+        if isinstance(n, int):
+            b, e = _slice_range(n, ax, k, begin, end, stride, slice_mode)
+            out[ax] = -(-abs(e - b) // abs(stride))
+        elif _covers_axis(k, begin, end, stride, slice_mode):
+            out[ax] = dim.ceildiv(n, abs(stride))
+        else:
+            out[ax] = AnyDim
+    return tuple(out)
+
+
 def _strided_slice(
     data: Array,
     *,
@@ -519,23 +718,8 @@ def _strided_slice(
             raise ValueError(f"strided_slice axes {_list_str(axes)} repeat an axis")
     index: list[slice] = [slice(None)] * ndim
     for k, ax in enumerate(sliced):
-        n = data.shape[ax]
-        stride = 1 if slice_mode == "size" or strides is None or k >= len(strides) else strides[k]
-        b = 0 if stride > 0 else n - 1
-        if k < len(begin):
-            b = _canonical_index(begin[k], n, stride)
-        if k >= len(end):
-            e = n if stride > 0 else -1
-        elif slice_mode == "size":
-            e = n if end[k] < 0 else min(b + end[k], n)
-        else:
-            e = _canonical_index(end[k], n, stride)
-        if (stride > 0 and b > e) or (stride < 0 and e > b):
-            raise ValueError(
-                f"strided_slice: begin {begin[k] if k < len(begin) else b} and end "
-                f"{end[k] if k < len(end) else e} select nothing on axis {ax} of size {n} "
-                f"with stride {stride}"
-            )
+        stride = _stride(k, strides, slice_mode)
+        b, e = _slice_range(data.shape[ax], ax, k, begin, end, stride, slice_mode)
         # a canonical index of -1 lies before the first element (negative strides only)
         index[ax] = slice(0, 0) if b < 0 else slice(b, None if e < 0 else e, stride)
     return np.array(data[tuple(index)])
@@ -558,8 +742,8 @@ def _take(data: Array, indices: Array, *, batch_dims: int, axis: int | None, mod
             )
         if data.shape[:bd] != idx.shape[:bd]:
             raise ValueError(
-                f"take with batch_dims {bd}: data shape {_shape_str(data.shape)} and indices "
-                f"shape {_shape_str(idx.shape)} differ on the batch dimensions"
+                f"take with batch_dims {bd}: data shape {shape_str(data.shape)} and indices "
+                f"shape {shape_str(idx.shape)} differ on the batch dimensions"
             )
     n = data.shape[ax]
     if idx.size and n == 0:
@@ -650,49 +834,86 @@ def _check_layouts(attrs: Attrs) -> None:
     )
 
 
-def _layout_transform(data: Array, *, src_layout: str, dst_layout: str) -> Array:
-    _check_layouts(Attrs(src_layout=src_layout, dst_layout=dst_layout))
+@dataclass(frozen=True, slots=True)
+class _LayoutPlan:
+    """How ``layout_transform`` moves a tensor: transpose by ``perm`` and reshape to
+    ``extents`` (the primal form), reshape to ``blocked`` (the destination's axes in primal
+    order), then transpose by ``order``."""
+
+    perm: tuple[int, ...]
+    extents: tuple[Dim, ...]
+    blocked: tuple[Dim, ...]
+    order: tuple[int, ...]
+
+
+def _layout_plan(shape: Sequence[Dim], src_layout: str, dst_layout: str) -> _LayoutPlan:
+    """The plan of moving a tensor of ``shape`` (maybe symbolic) between two layouts.
+
+    Raises ``ValueError`` when the rank differs from the source layout's, a sub-axis's size
+    provably differs from its factor, or a factor provably does not divide its axis.
+    """
     src, dst = parse_layout(src_layout), parse_layout(dst_layout)
-    if data.ndim != len(src):
+    if len(shape) != len(src):
         raise ValueError(
-            f"layout {src_layout} has {len(src)} axes but the tensor has rank {data.ndim}"
+            f"layout {src_layout} has {len(src)} axes but the tensor has rank {len(shape)}"
         )
     where = {ax: k for k, ax in enumerate(src)}
     for (letter, factor), k in where.items():
-        if factor and data.shape[k] != factor:
+        if factor and dim.equal(shape[k], factor) is False:
             raise ValueError(
-                f"axis {factor}{letter.lower()} of layout {src_layout} has size {data.shape[k]} "
-                f"in a tensor of shape {_shape_str(data.shape)}"
+                f"axis {factor}{letter.lower()} of layout {src_layout} has size "
+                f"{dim.dim_str(shape[k])} in a tensor of shape {shape_str(shape)}"
             )
     # to the primal form: each primal axis followed by its sub-axis, merged
     primal = [a for a, f in src if f == 0]
     perm: list[int] = []
-    extents: list[int] = []
+    extents: list[Dim] = []
     for letter in primal:
         outer = where[(letter, 0)]
         inner = [k for (a, f), k in where.items() if a == letter and f]
         perm.extend([outer, *inner])
-        extents.append(math.prod(data.shape[k] for k in (outer, *inner)))
-    flat = np.reshape(np.transpose(data, perm), extents)
+        extents.append(dim.product([shape[k] for k in (outer, *inner)]))
     # split by the destination's factors, then permute into its order
     factors = {a: f for a, f in dst if f}
-    split_shape: list[int] = []
+    blocked: list[Dim] = []
     names: list[tuple[str, int]] = []
     for letter, extent in zip(primal, extents, strict=True):
         f = factors.get(letter)
         if f is None:
-            split_shape.append(extent)
+            blocked.append(extent)
             names.append((letter, 0))
         else:
-            if extent % f:
+            remainder = dim.floormod(extent, f)
+            if isinstance(remainder, int) and remainder:
                 raise ValueError(
-                    f"axis {letter} of size {extent} does not divide into blocks of {f} "
-                    f"for layout {dst_layout}"
+                    f"axis {letter} of size {dim.dim_str(extent)} does not divide into blocks "
+                    f"of {f} for layout {dst_layout}"
                 )
-            split_shape.extend((extent // f, f))
+            blocked.extend((dim.floordiv(extent, f), f))
             names.extend(((letter, 0), (letter, f)))
-    blocked = np.reshape(flat, split_shape)
-    return np.array(np.transpose(blocked, [names.index(ax) for ax in dst]))
+    order = tuple(names.index(ax) for ax in dst)
+    return _LayoutPlan(tuple(perm), tuple(extents), tuple(blocked), order)
+
+
+def layout_transform_shape(
+    shape: Sequence[Dim], src_layout: str, dst_layout: str
+) -> tuple[Dim, ...]:
+    """The shape of a tensor of ``shape`` in ``src_layout`` moved to ``dst_layout``: ``(n, c,
+    h, w)`` from ``NCHW`` to ``NCHW16c`` gives ``(n, c // 16, h, w, 16)``.
+
+    Dimensions may be symbolic; raises ``ValueError`` as :func:`parse_layout` does and when
+    the shape provably does not fit the layouts.
+    """
+    plan = _layout_plan(shape, src_layout, dst_layout)
+    return tuple(plan.blocked[k] for k in plan.order)
+
+
+def _layout_transform(data: Array, *, src_layout: str, dst_layout: str) -> Array:
+    _check_layouts(Attrs(src_layout=src_layout, dst_layout=dst_layout))
+    plan = _layout_plan(data.shape, src_layout, dst_layout)
+    flat = np.reshape(np.transpose(data, plan.perm), _concrete(plan.extents))
+    blocked = np.reshape(flat, _concrete(plan.blocked))
+    return np.array(np.transpose(blocked, plan.order))
 
 
 # ---- shape queries and one-hot ------------------------------------------------------------------
@@ -710,12 +931,442 @@ def _one_hot(
         raise ValueError(f"one_hot needs integer indices, got {indices.dtype}")
     for name, v in (("on_value", on_value), ("off_value", off_value)):
         if np.ndim(v) != 0:
-            raise ValueError(f"one_hot {name} must be a scalar, got shape {_shape_str(v.shape)}")
+            raise ValueError(f"one_hot {name} must be a scalar, got shape {shape_str(v.shape)}")
     at = _norm_insert_axis(axis, indices.ndim)
     classes = np.arange(depth).reshape([depth if k == at else 1 for k in range(indices.ndim + 1)])
     hot = np.expand_dims(indices, at) == classes
     on, off = np.asarray(on_value, dtype=dtype), np.asarray(off_value, dtype=dtype)
     return np.asarray(np.where(hot, on, off), dtype=dtype)
+
+
+# ---- type relations -----------------------------------------------------------------------------
+#
+# Each relation's docstring is its type rule on one line (docs/operators.md is generated from
+# them). Relations check on types what the references check on arrays, sharing their shape
+# logic (reshape_dims, reshape_like_shape, may_broadcast, split_extents, strided_slice_shape,
+# layout_transform_shape) extended to symbolic dimensions: a call a relation accepts with
+# concrete shapes is one the reference runs, and the result type is that of the reference's
+# output. With symbolic dimensions a relation rejects only what is provably wrong, binds
+# unknown dimensions where an equation determines them, and leaves the rest to run time;
+# dimensions that must be equal (concatenate, stack, take's batch) are unified as types are.
+
+
+def _check_attr_values(op: str, attrs: Attrs) -> None:
+    """The builders' attribute value checks, for calls made without a builder (parsed text)."""
+    check = _STATIC_CHECKS.get(op)
+    if check is not None:
+        try:
+            check(attrs)
+        except AttrValidationError as e:
+            raise RelationError(str(e)) from None
+
+
+def _int(attrs: Attrs, name: str) -> int:
+    value = attrs[name]
+    assert isinstance(value, int)
+    return value
+
+
+def _opt_ints(attrs: Attrs, name: str) -> tuple[int, ...] | None:
+    value = attrs[name]
+    return None if value is None else _ints(value)
+
+
+def _str(attrs: Attrs, name: str) -> str:
+    value = attrs[name]
+    assert isinstance(value, str)
+    return value
+
+
+def _has_unknowns(*dims: Dim) -> bool:
+    return any(isinstance(v, IncompleteType) for d in dims for v in dim.dim_vars(d))
+
+
+def _require_equal(r: Reporter, a: Dim, b: Dim, message: str) -> None:
+    """``a == b`` where the op needs it: an error when provably false, binding unknown
+    dimensions where the equation determines them, otherwise left to run time."""
+    same = dim.equal(a, b)
+    if same is False:
+        raise RelationError(message)
+    if same is None and _has_unknowns(a, b):
+        r.dim_equal(a, b, message)
+
+
+def _same_size(r: Reporter, op: str, x: TensorType, shape: Sequence[Dim], extra: str = "") -> None:
+    """The element counts of ``x`` and ``shape`` agree (as far as decidable)."""
+    size_in, size_out = dim.product(x.shape), dim.product(list(shape))
+    message = (
+        f"{op}: cannot reshape {x} ({dim.dim_str(size_in)} elements) to {shape_str(shape)} "
+        f"({dim.dim_str(size_out)} elements{extra})"
+    )
+    _require_equal(r, size_in, size_out, message)
+
+
+def _dtypes_settled(args: Sequence[Type]) -> bool:
+    """Whether the dtypes of the tensor arguments are known, so that checks on them are final."""
+    return not any(isinstance(t, TensorType) and isinstance(t.dtype, IncompleteType) for t in args)
+
+
+def _checking_dtypes(rule: ForwardRule) -> RelationFunc:
+    """:func:`forward` for a rule that checks dtypes: it runs again until they are known."""
+    once = forward(rule)
+
+    def rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+        return once(types, attrs, r) and _dtypes_settled(types[:-1])
+
+    rel.__name__ = once.__name__
+    rel.__doc__ = once.__doc__
+    return rel
+
+
+def _reshape_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(d...) -> newshape (0 copies, -1 infers, -2 copies rest, -3 merges, -4 splits), same size."""
+    op = "reshape"
+    _check_attr_values(op, attrs)
+    x = tensor_arg(args[0], op)
+    newshape = _ints(attrs["newshape"])
+    try:
+        out = reshape_dims(x.shape, newshape, bool(attrs["allowzero"]))
+    except _NewshapeError as e:
+        message = f"{op}: cannot reshape {x} to newshape {_list_str(newshape)}: {e.reason}"
+        raise RelationError(message) from None
+    special = any(v <= 0 for v in newshape)
+    _same_size(r, op, x, out, f"; newshape {_list_str(newshape)}" if special else "")
+    return TensorType(out, x.dtype)
+
+
+def _reshape_like_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """Data a, shape_like b -> a[:lhs_begin] + b[rhs_begin:rhs_end] + a[lhs_end:] of a's size."""
+    op = "reshape_like"
+    x = tensor_arg(args[0], op, "data")
+    like = tensor_arg(args[1], op, "shape_like")
+    lhs_end, rhs_end = attrs["lhs_end"], attrs["rhs_end"]
+    assert (lhs_end is None or isinstance(lhs_end, int)) and (
+        rhs_end is None or isinstance(rhs_end, int)
+    )
+    bounds = (_int(attrs, "lhs_begin"), lhs_end, _int(attrs, "rhs_begin"), rhs_end)
+    try:
+        shape = reshape_like_shape(x.shape, like.shape, *bounds)
+    except ValueError as e:
+        raise RelationError(f"{op}: {e}") from None
+    _same_size(r, op, x, shape)
+    return TensorType(shape, x.dtype)
+
+
+def _transpose_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(d0, .., dk) -> (d[axes[0]], .., d[axes[k]]), axes a permutation (reversed when None)."""
+    op = "transpose"
+    x = tensor_arg(args[0], op)
+    axes = _opt_ints(attrs, "axes")
+    if axes is None:
+        return TensorType(x.shape[::-1], x.dtype)
+    if len(axes) != x.ndim:
+        raise RelationError(
+            f"{op}: axes {_list_str(axes)} must name each of the {x.ndim} axes of {x} once"
+        )
+    perm = [normalize_axis(a, x.ndim, op) for a in axes]
+    if sorted(perm) != list(range(x.ndim)):
+        raise RelationError(
+            f"{op}: axes {_list_str(axes)} are not a permutation of the axes of {x}"
+        )
+    return TensorType(tuple(x.shape[a] for a in perm), x.dtype)
+
+
+def _insert_position(op: str, axis: int, x: TensorType) -> int:
+    """``axis`` as a position to insert dimensions into ``x`` (``-1``: after the last)."""
+    if not -x.ndim - 1 <= axis <= x.ndim:
+        raise RelationError(
+            f"{op}: axis {axis} is out of range for inserting a dimension into a "
+            f"rank-{x.ndim} tensor"
+        )
+    return axis + x.ndim + 1 if axis < 0 else axis
+
+
+def _expand_dims_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(d...) -> d with num_newaxis dims of size 1 inserted at axis (-1: after the last)."""
+    op = "expand_dims"
+    _check_attr_values(op, attrs)
+    x = tensor_arg(args[0], op)
+    at = _insert_position(op, _int(attrs, "axis"), x)
+    ones = (1,) * _int(attrs, "num_newaxis")
+    return TensorType((*x.shape[:at], *ones, *x.shape[at:]), x.dtype)
+
+
+def _squeeze_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(d...) -> d without the listed axes, each 1 (when None: without the dims known to be 1)."""
+    op = "squeeze"
+    x = tensor_arg(args[0], op)
+    axis = _opt_ints(attrs, "axis")
+    if axis is None:
+        return TensorType(tuple(d for d in x.shape if dim.equal(d, 1) is not True), x.dtype)
+    axes = [normalize_axis(a, x.ndim, op) for a in axis]
+    if len(set(axes)) != len(axes):
+        raise RelationError(f"{op}: axis {_list_str(axis)} repeats an axis of {x}")
+    for a in axes:
+        d = x.shape[a]
+        message = f"{op}: cannot squeeze axis {a} of {x}: its size is {dim.dim_str(d)}, not 1"
+        _require_equal(r, d, 1, message)
+    return TensorType(tuple(d for k, d in enumerate(x.shape) if k not in axes), x.dtype)
+
+
+def _broadcast_dims(src: Sequence[Dim], dst: Sequence[Dim]) -> tuple[Dim, ...]:
+    """``dst``, with an ``Any`` made definite where ``src`` has a known size other than 1."""
+    lead = len(dst) - len(src)
+    out = list(dst)
+    for k, s in enumerate(src):
+        if isinstance(out[lead + k], _AnyDim) and isinstance(s, int) and s != 1:
+            out[lead + k] = s
+    return tuple(out)
+
+
+def _broadcast_to_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(d...) -> shape, of data's dtype; d broadcasts to shape (numpy rules)."""
+    op = "broadcast_to"
+    x = tensor_arg(args[0], op)
+    shape = _ints(attrs["shape"])
+    if any(d < 0 for d in shape):
+        raise RelationError(f"{op}: shape {shape_str(shape)} has a negative dimension")
+    if not may_broadcast(x.shape, shape):
+        raise RelationError(f"{op}: cannot broadcast {x} to {shape_str(shape)}")
+    return TensorType(shape, x.dtype)
+
+
+def _broadcast_to_like_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """Data (d...), broadcast_type (s...) -> (s...), of data's dtype; d broadcasts to s."""
+    op = "broadcast_to_like"
+    x = tensor_arg(args[0], op, "data")
+    like = tensor_arg(args[1], op, "broadcast_type")
+    if not may_broadcast(x.shape, like.shape):
+        raise RelationError(f"{op}: cannot broadcast {x} to the shape of {like}")
+    return TensorType(_broadcast_dims(x.shape, like.shape), x.dtype)
+
+
+def _collapse_sum_like_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """Data (d...), collapse_type (s...) -> (s...), of data's dtype; s broadcasts to d."""
+    op = "collapse_sum_like"
+    x = tensor_arg(args[0], op, "data")
+    like = tensor_arg(args[1], op, "collapse_type")
+    try:
+        collapse_sum_axes(x.shape, like.shape)
+    except ValueError:
+        raise RelationError(
+            f"{op}: cannot collapse {x} to the shape of {like}, which does not broadcast to it"
+        ) from None
+    return TensorType(like.shape, x.dtype)
+
+
+def _joined(op: str, args: list[Type], r: Reporter) -> list[TensorType]:
+    """The tensors of a tuple argument, checked to have one dtype and one rank."""
+    ts = tuple_of_tensors(args[0], op)
+    first = ts[0]
+    for t in ts[1:]:
+        message = f"{op}: tensors must have one dtype, got {first} and {t}"
+        r.dtype_equal(first.dtype, t.dtype, message)
+        if t.ndim != first.ndim:
+            raise RelationError(f"{op}: tensors must have one rank, got {first} and {t}")
+    return ts
+
+
+def _concatenate_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """A tuple of (.., n_i, ..), one dtype, equal off axis -> (.., n_1 + .. + n_k, ..)."""
+    op = "concatenate"
+    ts = _joined(op, args, r)
+    first = ts[0]
+    if first.ndim == 0:
+        raise RelationError(f"{op}: cannot concatenate rank-0 tensors, got {first}")
+    ax = normalize_axis(_int(attrs, "axis"), first.ndim, op)
+    out = list(first.shape)
+    for t in ts[1:]:
+        for k, d in enumerate(t.shape):
+            if k == ax:
+                out[k] = dim.add(out[k], d)
+                continue
+            message = f"{op}: along axis {ax}, {first} and {t} differ on axis {k}"
+            r.dim_equal(out[k], d, message)
+            if isinstance(out[k], _AnyDim):
+                out[k] = d
+    return TensorType(tuple(out), first.dtype)
+
+
+def _stack_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """A tuple of k tensors (d...) of one shape and dtype -> d with k inserted at axis."""
+    op = "stack"
+    ts = _joined(op, args, r)
+    first = ts[0]
+    out = list(first.shape)
+    for t in ts[1:]:
+        for k, d in enumerate(t.shape):
+            message = f"{op}: tensors must have one shape, got {first} and {t}"
+            r.dim_equal(out[k], d, message)
+            if isinstance(out[k], _AnyDim):
+                out[k] = d
+    at = _insert_position(op, _int(attrs, "axis"), first)
+    return TensorType((*out[:at], len(ts), *out[at:]), first.dtype)
+
+
+def _split_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(.., n, ..) -> a tuple of s (.., n // s, ..) for s sections, else the pieces at indices."""
+    op = "split"
+    _check_attr_values(op, attrs)
+    x = tensor_arg(args[0], op)
+    ax = normalize_axis(_int(attrs, "axis"), x.ndim, op)
+    ios = attrs["indices_or_sections"]
+    assert isinstance(ios, int | tuple)
+    try:
+        extents = split_extents(x.shape[ax], ios if isinstance(ios, int) else _ints(ios), ax)
+    except ValueError as e:
+        raise RelationError(f"{op}: {str(e).removeprefix('split ')} (in {x})") from None
+    pieces = (TensorType((*x.shape[:ax], e, *x.shape[ax + 1 :]), x.dtype) for e in extents)
+    return TupleType(tuple(pieces))
+
+
+def _strided_slice_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(d...) -> d sliced on axes: exact on ints, ceil(n / stride) on a whole symbolic n, else ?."""
+    op = "strided_slice"
+    _check_attr_values(op, attrs)
+    x = tensor_arg(args[0], op)
+    begin, end = _ints(attrs["begin"]), _ints(attrs["end"])
+    strides, axes = _opt_ints(attrs, "strides"), _opt_ints(attrs, "axes")
+    if axes is None:
+        longest = max(len(begin), len(end), len(strides or ()))
+        if longest > x.ndim:
+            raise RelationError(f"{op}: {longest} begin/end/stride values for {x}")
+        sliced = list(range(longest))
+    else:
+        sliced = [normalize_axis(a, x.ndim, op) for a in axes]
+        if len(set(sliced)) != len(sliced):
+            raise RelationError(f"{op}: axes {_list_str(axes)} repeat an axis of {x}")
+    try:
+        shape = strided_slice_shape(x.shape, sliced, begin, end, strides, _str(attrs, "slice_mode"))
+    except ValueError as e:
+        raise RelationError(f"{e} (in {x})") from None
+    return TensorType(shape, x.dtype)
+
+
+def _take_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """Data d, int indices i -> i (axis None), else d[:axis] + i[batch_dims:] + d[axis + 1:]."""
+    op = "take"
+    x = tensor_arg(args[0], op, "data")
+    idx = tensor_arg(args[1], op, "indices")
+    if is_dtype(idx.dtype, "int", "uint") is False:
+        raise RelationError(f"{op}: indices must be an integer tensor, got {idx}")
+    axis = attrs["axis"]
+    if axis is None:
+        extent: Dim = dim.product(x.shape)
+        out: tuple[Dim, ...] = idx.shape
+        ax = 0
+    else:
+        assert isinstance(axis, int)
+        ax = normalize_axis(axis, x.ndim, op)
+        batch_dims = _int(attrs, "batch_dims")
+        bd = batch_dims + idx.ndim if batch_dims < 0 else batch_dims
+        if not 0 <= bd <= min(idx.ndim, ax):
+            raise RelationError(
+                f"{op}: batch_dims {batch_dims} is out of range for axis {ax} of {x} and "
+                f"indices {idx} (it must be at most both the axis and the rank of the indices)"
+            )
+        for k in range(bd):
+            message = f"{op}: data {x} and indices {idx} differ on batch dimension {k}"
+            r.dim_equal(x.shape[k], idx.shape[k], message)
+        extent = x.shape[ax]
+        out = (*x.shape[:ax], *idx.shape[bd:], *x.shape[ax + 1 :])
+    if extent == 0 and dim.equal(dim.product(idx.shape), 0) is False:
+        raise RelationError(f"{op}: cannot take from axis {ax} of size 0 of {x}")
+    return TensorType(out, x.dtype)
+
+
+def _repeat_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(.., n, ..) -> (.., n * repeats, ..) with n at axis."""
+    op = "repeat"
+    _check_attr_values(op, attrs)
+    x = tensor_arg(args[0], op)
+    ax = normalize_axis(_int(attrs, "axis"), x.ndim, op)
+    out = list(x.shape)
+    out[ax] = dim.mul(out[ax], _int(attrs, "repeats"))
+    return TensorType(tuple(out), x.dtype)
+
+
+def _tile_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(d...) -> (d_i * reps_i ...), the shorter of d and reps padded with leading 1s."""
+    op = "tile"
+    _check_attr_values(op, attrs)
+    x = tensor_arg(args[0], op)
+    reps = _ints(attrs["reps"])
+    if not reps:
+        return x
+    rank = max(len(reps), x.ndim)
+    shape = (1,) * (rank - x.ndim) + x.shape
+    full = (1,) * (rank - len(reps)) + reps
+    return TensorType(tuple(dim.mul(d, k) for d, k in zip(shape, full, strict=True)), x.dtype)
+
+
+def _reverse_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """A tensor with axis in range -> its type."""
+    op = "reverse"
+    known = types[0] if is_known(types[0]) else types[-1]
+    r.unify(types[0], types[-1])
+    if not is_known(known):
+        return False
+    x = tensor_arg(known, op)
+    normalize_axis(_int(attrs, "axis"), x.ndim, op)
+    return True
+
+
+def _layout_transform_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(d...) in src_layout -> dst_layout: NCHW (n, c, h, w) -> NCHW16c (n, c // 16, h, w, 16)."""
+    op = "layout_transform"
+    _check_attr_values(op, attrs)
+    x = tensor_arg(args[0], op)
+    src, dst = _str(attrs, "src_layout"), _str(attrs, "dst_layout")
+    try:
+        shape = layout_transform_shape(x.shape, src, dst)
+    except ValueError as e:
+        raise RelationError(f"{op}: cannot move {x} from {src} to {dst}: {e}") from None
+    return TensorType(shape, x.dtype)
+
+
+def _shape_of_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """A rank-k tensor -> Tensor[(k,), dtype]."""
+    x = tensor_arg(args[0], "shape_of")
+    return TensorType((x.ndim,), _str(attrs, "dtype"))
+
+
+def _one_hot_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """Int indices (i...), scalar on_value, off_value -> i with depth inserted at axis, of dtype."""
+    op = "one_hot"
+    _check_attr_values(op, attrs)
+    idx = tensor_arg(args[0], op, "indices")
+    if is_dtype(idx.dtype, "int", "uint") is False:
+        raise RelationError(f"{op}: indices must be an integer tensor, got {idx}")
+    for t, what in ((args[1], "on_value"), (args[2], "off_value")):
+        if tensor_arg(t, op, what).ndim != 0:
+            raise RelationError(f"{op}: {what} must be a scalar, got {t}")
+    at = _insert_position(op, _int(attrs, "axis"), idx)
+    depth = _int(attrs, "depth")
+    return TensorType((*idx.shape[:at], depth, *idx.shape[at:]), _str(attrs, "dtype"))
+
+
+_RELATIONS: dict[str, RelationFunc] = {
+    "reshape": forward(_reshape_rule),
+    "reshape_like": forward(_reshape_like_rule),
+    "transpose": forward(_transpose_rule),
+    "expand_dims": forward(_expand_dims_rule),
+    "squeeze": forward(_squeeze_rule),
+    "broadcast_to": forward(_broadcast_to_rule),
+    "broadcast_to_like": forward(_broadcast_to_like_rule),
+    "collapse_sum_like": forward(_collapse_sum_like_rule),
+    "concatenate": forward(_concatenate_rule),
+    "stack": forward(_stack_rule),
+    "split": forward(_split_rule),
+    "strided_slice": forward(_strided_slice_rule),
+    "take": _checking_dtypes(_take_rule),
+    "repeat": forward(_repeat_rule),
+    "tile": forward(_tile_rule),
+    "reverse": _reverse_rel,
+    "layout_transform": forward(_layout_transform_rule),
+    "shape_of": forward(_shape_of_rule),
+    "one_hot": _checking_dtypes(_one_hot_rule),
+}
 
 
 # ---- registration -------------------------------------------------------------------------------
@@ -754,7 +1405,13 @@ def _register(
     attrs: Sequence[Any] = (),
 ) -> None:
     _DEFS[name] = register_op(
-        name, num_inputs, attrs=attrs, reference=reference, pattern=pattern, doc=doc
+        name,
+        num_inputs,
+        attrs=attrs,
+        reference=reference,
+        pattern=pattern,
+        doc=doc,
+        type_relation=_RELATIONS[name],
     )
 
 

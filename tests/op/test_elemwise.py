@@ -135,7 +135,7 @@ def test_registration(name: str) -> None:
     assert opdef.num_inputs == num_inputs
     assert opdef.pattern is pattern
     assert opdef.reference is not None and opdef.doc
-    assert opdef.type_relation is None
+    assert opdef.type_relation is not None
     got = [(f.name, f.kind, None if f.required else f.default) for f in opdef.attrs_schema]
     assert got == fields
 
