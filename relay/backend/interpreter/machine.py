@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from relay.backend.interpreter.conform import check_arguments
 from relay.backend.interpreter.values import (
     Closure,
     ConstructorValue,
@@ -694,17 +695,24 @@ def interpret(program: Module | Expr, *args: object, mod: Module | None = None) 
     ExecutionError ("unbound variable %x") when evaluation reaches it, and so does calling a
     global that ``mod`` (by default an empty module) does not define.
 
-    Arguments are converted with :func:`~relay.backend.interpreter.values.to_value`
+    Arguments are checked against the annotated parameter types first
+    (:mod:`~relay.backend.interpreter.conform`: ``?`` dimensions accept any size, a shape
+    variable must have one size throughout), then converted with
+    :func:`~relay.backend.interpreter.values.to_value`
     (Python floats become float32 tensors, ints int32, bools bool). The result is a value:
     a numpy array (0-d for scalars), a tuple, a closure, a constructor value or a reference.
     """
     if isinstance(program, Module):
         interp = Interpreter(program)
-        return interp.call(interp.global_closure("main"), args)
+        main = interp.global_closure("main")
+        check_arguments(main.func, [to_value(a) for a in args], "@main")
+        return interp.call(main, args)
     if not isinstance(program, Expr):
         raise TypeError(f"cannot interpret a {type(program).__name__}")
     interp = Interpreter(mod)
     value = interp.evaluate(program)
+    if isinstance(program, Function):
+        check_arguments(program, [to_value(a) for a in args], "the function")
     if isinstance(program, Function) or args:
         return interp.call(value, args)
     return value
