@@ -58,6 +58,19 @@ _ATTR_KINDS: dict[str, Callable[[AttrValue], bool]] = {
     "any": lambda v: True,
 }
 
+_KIND_NOUNS = {
+    "int": "an int",
+    "float": "a number",
+    "bool": "a bool",
+    "str": "a string",
+    "ints": "a list of ints",
+    "floats": "a list of numbers",
+    "int_or_ints": "an int or a list of ints",
+    "dtype": "a dtype name",
+    "any": "anything",
+}
+"""How error messages describe each attribute kind."""
+
 _REQUIRED = object()
 
 
@@ -125,7 +138,8 @@ class OpDef:
                 value = normalize_attr_value(given.pop(f.name))
                 if not ((value is None and f.optional) or _ATTR_KINDS[f.kind](value)):
                     raise AttrValidationError(
-                        f"attribute {f.name} of {self.name} must be {f.kind}, got {value!r}"
+                        f"attribute {f.name} of {self.name} must be {_KIND_NOUNS[f.kind]}, "
+                        f"got {value!r}"
                     )
                 if f.choices and value not in f.choices:
                     choices = ", ".join(repr(c) for c in f.choices)

@@ -311,7 +311,7 @@ CASES: list[tuple[str, str, str, int, int, str]] = [
     (
         "expr",
         "test_errors.conv(1, 2, padding=1)",
-        "attribute padding of test_errors.conv must be ints, got 1",
+        "attribute padding of test_errors.conv must be a list of ints, got 1",
         1,
         24,
         "                       ^^^^^^^^^",

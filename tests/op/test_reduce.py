@@ -335,10 +335,10 @@ def test_builders_validate_attribute_kinds() -> None:
     x = Var("x")
     with pytest.raises(AttrValidationError) as info:
         R.sum(x, axis=1.5)  # type: ignore[arg-type]
-    assert str(info.value) == "attribute axis of sum must be int_or_ints, got 1.5"
+    assert str(info.value) == "attribute axis of sum must be an int or a list of ints, got 1.5"
     with pytest.raises(AttrValidationError) as info:
         R.argmax(x, select_last_index=1)  # type: ignore[arg-type]
-    assert str(info.value) == "attribute select_last_index of argmax must be bool, got 1"
+    assert str(info.value) == "attribute select_last_index of argmax must be a bool, got 1"
     with pytest.raises(AttrValidationError, match=r"mean has no attribute unbiased"):
         get_op("mean").validate_attrs({"unbiased": True})
 
@@ -377,7 +377,7 @@ def test_parsed_calls_run() -> None:
 def test_parse_rejects_bad_attributes() -> None:
     with pytest.raises(ParseError) as info:
         relay.parse_expr('fn (%x) { sum(%x, keepdims="yes") }')
-    assert info.value.message == "attribute keepdims of sum must be bool, got 'yes'"
+    assert info.value.message == "attribute keepdims of sum must be a bool, got 'yes'"
 
 
 @given(st.data())

@@ -109,36 +109,39 @@ def test_required_attribute_missing() -> None:
 @pytest.mark.parametrize(
     ("given", "message"),
     [
-        ({"units": 1.5}, "attribute units of test_registry.scale must be int, got 1.5"),
-        ({"units": True}, "attribute units of test_registry.scale must be int, got True"),
-        ({"units": "3"}, "attribute units of test_registry.scale must be int, got '3'"),
-        ({"units": None}, "attribute units of test_registry.scale must be int, got None"),
+        ({"units": 1.5}, "attribute units of test_registry.scale must be an int, got 1.5"),
+        ({"units": True}, "attribute units of test_registry.scale must be an int, got True"),
+        ({"units": "3"}, "attribute units of test_registry.scale must be an int, got '3'"),
+        ({"units": None}, "attribute units of test_registry.scale must be an int, got None"),
         (
             {"units": 1, "factor": "x"},
-            "attribute factor of test_registry.scale must be float, got 'x'",
+            "attribute factor of test_registry.scale must be a number, got 'x'",
         ),
         (
             {"units": 1, "factor": False},
-            "attribute factor of test_registry.scale must be float, got False",
+            "attribute factor of test_registry.scale must be a number, got False",
         ),
         (
             {"units": 1, "axis": 1.0},
-            "attribute axis of test_registry.scale must be int_or_ints, got 1.0",
+            "attribute axis of test_registry.scale must be an int or a list of ints, got 1.0",
         ),
         (
             {"units": 1, "sizes": (1, 2.0)},
-            "attribute sizes of test_registry.scale must be ints, got (1, 2.0)",
+            "attribute sizes of test_registry.scale must be a list of ints, got (1, 2.0)",
         ),
-        ({"units": 1, "sizes": 3}, "attribute sizes of test_registry.scale must be ints, got 3"),
+        (
+            {"units": 1, "sizes": 3},
+            "attribute sizes of test_registry.scale must be a list of ints, got 3",
+        ),
         (
             {"units": 1, "weights": ("a",)},
-            "attribute weights of test_registry.scale must be floats, got ('a',)",
+            "attribute weights of test_registry.scale must be a list of numbers, got ('a',)",
         ),
-        ({"units": 1, "flag": 1}, "attribute flag of test_registry.scale must be bool, got 1"),
-        ({"units": 1, "mode": 3}, "attribute mode of test_registry.scale must be str, got 3"),
+        ({"units": 1, "flag": 1}, "attribute flag of test_registry.scale must be a bool, got 1"),
+        ({"units": 1, "mode": 3}, "attribute mode of test_registry.scale must be a string, got 3"),
         (
             {"units": 1, "out_dtype": 32},
-            "attribute out_dtype of test_registry.scale must be dtype, got 32",
+            "attribute out_dtype of test_registry.scale must be a dtype name, got 32",
         ),
     ],
 )

@@ -965,7 +965,7 @@ def test_builders_validate_attribute_kinds() -> None:
     x = Var("x")
     with pytest.raises(AttrValidationError) as info:
         T.transpose(x, ["a"])  # type: ignore[list-item]
-    assert str(info.value) == "attribute axes of transpose must be ints, got ('a',)"
+    assert str(info.value) == "attribute axes of transpose must be a list of ints, got ('a',)"
     with pytest.raises(AttrValidationError) as info:
         T.take(x, x, axis=1.5)  # type: ignore[arg-type]
-    assert str(info.value) == "attribute axis of take must be int, got 1.5"
+    assert str(info.value) == "attribute axis of take must be an int, got 1.5"
