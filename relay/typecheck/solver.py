@@ -201,13 +201,22 @@ class Solver:
             try:
                 self.unify_dtype(x.dtype, y.dtype)
             except UnifyError:
-                raise UnifyError("") from None
+                if not x.shape:  # "cannot unify float32 with int32" says it already
+                    raise UnifyError("") from None
+                dx, dy = self.resolve_dtype(x.dtype), self.resolve_dtype(y.dtype)
+                raise UnifyError(f"dtype differs ({dx} vs {dy})") from None
             return
         if isinstance(x, TupleType) and isinstance(y, TupleType):
             if len(x.fields) != len(y.fields):
                 raise UnifyError(f"{len(x.fields)} fields vs {len(y.fields)}")
-            for fx, fy in zip(x.fields, y.fields, strict=True):
-                self._unify(fx, fy)
+            for i, (fx, fy) in enumerate(zip(x.fields, y.fields, strict=True)):
+                try:
+                    self._unify(fx, fy)
+                except UnifyError as e:
+                    detail = f": {e}" if str(e) else ""
+                    raise UnifyError(
+                        f"field {i} differs ({self.resolve(fx)} vs {self.resolve(fy)}){detail}"
+                    ) from None
             return
         if isinstance(x, FuncType) and isinstance(y, FuncType):
             if len(x.arg_types) != len(y.arg_types):

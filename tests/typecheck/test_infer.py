@@ -277,6 +277,50 @@ def @nest[A](%x: A, %n: int32) -> int32 {
     assert types == {"nest": "fn [A](A, int32) -> int32"}
 
 
+def test_dtype_and_shape_variables_are_instantiated_per_call() -> None:
+    types = module_types(
+        HEADER
+        + """
+def @double[d: BaseType, n: Shape](%x: Tensor[(n,), d]) -> Tensor[(n,), d] { add(%x, %x) }
+def @main(%a: Tensor[(3,), int32], %b: Tensor[(5,), float16]) { (@double(%a), @double(%b)) }
+"""
+    )
+    assert types == {
+        "double": "fn [d: BaseType, n: Shape](Tensor[(n,), d]) -> Tensor[(n,), d]",
+        "main": "fn (Tensor[(3,), int32], Tensor[(5,), float16]) -> "
+        "(Tensor[(3,), int32], Tensor[(5,), float16])",
+    }
+
+
+def test_a_dtype_variable_is_one_dtype_throughout() -> None:
+    err = module_error(
+        HEADER
+        + """
+def @pick[d: BaseType](%x: Tensor[(2,), d], %y: Tensor[(2,), d]) { %x }
+def @main(%a: Tensor[(2,), int32], %b: Tensor[(2,), float32]) { @pick(%a, %b) }
+"""
+    )
+    assert err.message == (
+        "argument 1 of @pick: cannot unify Tensor[(2,), float32] with Tensor[(2,), int32]"
+        ": dtype differs (float32 vs int32)"
+    )
+    # inside the definition d is rigid: it is not float32
+    err = module_error(HEADER + "def @f[d: BaseType](%x: Tensor[(2,), d]) { add(%x, 1f) }\n")
+    assert err.message == "add: dtypes differ: Tensor[(2,), d] and float32"
+
+
+def test_tuple_mismatch_names_the_field() -> None:
+    err = expr_error(
+        "fn (%t: (int32, Tensor[(3,), float32])) -> (int32, Tensor[(4,), float32]) { %t }"
+    )
+    assert err.message == (
+        "the function body does not match its result type: cannot unify "
+        "(int32, Tensor[(3,), float32]) with (int32, Tensor[(4,), float32]): "
+        "field 1 differs (Tensor[(3,), float32] vs Tensor[(4,), float32]): "
+        "dimension 0 differs (3 vs 4)"
+    )
+
+
 def test_map_over_a_list_of_closures() -> None:
     mod = relay.prelude()
     src = """
