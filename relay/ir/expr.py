@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -79,6 +79,9 @@ class GlobalVar(Expr):
         return f"GlobalVar({self.name_hint!r})"
 
 
+_DTYPE_NAMES: dict[np.dtype[Any], str] = {}  # str(dtype) is slow in numpy; a few entries
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Constant(Expr):
     """A constant tensor; ``data`` is a numpy array (rank 0 for scalars)."""
@@ -92,7 +95,11 @@ class Constant(Expr):
     @property
     def tensor_type(self) -> TensorType:
         """The constant's type, from its shape and dtype."""
-        return TensorType(tuple(int(d) for d in self.data.shape), str(self.data.dtype))
+        dt = self.data.dtype
+        name = _DTYPE_NAMES.get(dt)
+        if name is None:
+            name = _DTYPE_NAMES[dt] = str(dt)
+        return TensorType(tuple(int(d) for d in self.data.shape), name)
 
     def __repr__(self) -> str:
         return f"Constant({self.data!r})"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from relay.errors import CompileError
-from relay.ir.attrs import Attrs, AttrValue, normalize_attr_value
+from relay.ir.attrs import EMPTY_ATTRS, Attrs, AttrValue, normalize_attr_value
 from relay.ir.expr import Op
 from relay.ir.span import Span
 
@@ -131,6 +131,8 @@ class OpDef:
 
     def validate_attrs(self, attrs: Attrs | dict[str, object] | None) -> Attrs:
         """``attrs`` checked against the schema, with defaults filled in, in schema order."""
+        if not self.attrs_schema and not attrs:
+            return attrs if isinstance(attrs, Attrs) else EMPTY_ATTRS
         given = dict(attrs or {})
         out: dict[str, object] = {}
         for f in self.attrs_schema:
@@ -153,6 +155,8 @@ class OpDef:
                 out[f.name] = f.default
         if given:
             raise AttrValidationError(f"{self.name} has no attribute {', '.join(sorted(given))}")
+        if isinstance(attrs, Attrs) and list(attrs.items()) == list(out.items()):
+            return attrs  # already complete and normalized (a parsed call's attributes)
         return Attrs(out)
 
     def rule(self, slot: str, span: Span | None = None) -> Callable[..., Any]:

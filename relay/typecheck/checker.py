@@ -94,11 +94,14 @@ def _span(*nodes: object) -> Span | None:
     A variable, global or constructor node is shared by all its uses, so its span is
     its definition; a use is better located by the enclosing expression.
     """
-    spans = [(n, s) for n in nodes if isinstance(s := getattr(n, "span", None), Span)]
-    for n, span in spans:
-        if not isinstance(n, Var | GlobalVar | Constructor | Op):
-            return span
-    return spans[0][1] if spans else None
+    shared: Span | None = None
+    for n in nodes:
+        span = getattr(n, "span", None)
+        if isinstance(span, Span):
+            if not isinstance(n, Var | GlobalVar | Constructor | Op):
+                return span
+            shared = shared or span
+    return shared
 
 
 class _Checker:
