@@ -203,8 +203,8 @@ class Solver:
             except UnifyError:
                 if not x.shape:  # "cannot unify float32 with int32" says it already
                     raise UnifyError("") from None
-                dx, dy = self.resolve_dtype(x.dtype), self.resolve_dtype(y.dtype)
-                raise UnifyError(f"dtype differs ({dx} vs {dy})") from None
+                tx, ty = self.resolve_dtype(x.dtype), self.resolve_dtype(y.dtype)
+                raise UnifyError(f"dtype differs ({tx} vs {ty})") from None
             return
         if isinstance(x, TupleType) and isinstance(y, TupleType):
             if len(x.fields) != len(y.fields):
