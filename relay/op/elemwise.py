@@ -36,8 +36,10 @@ Semantics, where numpy and Relay (TVM's topi kernels) differ, follow Relay:
 
 The type relations accept what the references run: the float-only operators reject integer
 and bool tensors, ``abs``, ``sign``, ``clip`` and the rounding operators reject bool, and the
-rest take any dtype. Since a relation sees the types of ``arange``'s arguments but not their
-values, its result is ``Tensor[(?,), dtype]``, the length being known at run time.
+rest take any dtype. ``arange``'s length depends on its arguments' values: when the program
+gives all three as constants (directly or through a ``let``) the result is
+``Tensor[(count,), dtype]``, otherwise ``Tensor[(?,), dtype]``, the length being known at
+run time.
 """
 
 from __future__ import annotations
@@ -315,6 +317,17 @@ def _full_like(data: Array, fill_value: Array) -> Array:
     return np.full(x.shape, value, dtype=x.dtype)
 
 
+def _arange_count(first: Array, last: Array, delta: Array) -> int:
+    """How many elements ``arange`` gives: ``max(ceil((stop - start) / step), 0)``."""
+    if delta == 0:
+        raise ValueError("arange: step must not be zero")
+    with np.errstate(all="ignore"):
+        span = (float(last) - float(first)) / float(delta)
+    if not math.isfinite(span):
+        raise ValueError(f"arange: cannot count the elements from {first} to {last} by {delta}")
+    return max(math.ceil(span), 0)
+
+
 def _arange(start: Array, stop: Array, step: Array, dtype: str) -> Array:
     target = _numpy_dtype(dtype)
     args = {"start": _arr(start), "stop": _arr(stop), "step": _arr(step)}
@@ -324,13 +337,7 @@ def _arange(start: Array, stop: Array, step: Array, dtype: str) -> Array:
         if value.dtype != target:
             raise ValueError(f"arange: {name} has dtype {_dtype_name(value)}, expected {dtype}")
     first, last, delta = args["start"], args["stop"], args["step"]
-    if delta == 0:
-        raise ValueError("arange: step must not be zero")
-    with np.errstate(all="ignore"):
-        span = (float(last) - float(first)) / float(delta)
-    if not math.isfinite(span):
-        raise ValueError(f"arange: cannot count the elements from {first} to {last} by {delta}")
-    count = max(math.ceil(span), 0)
+    count = _arange_count(first, last, delta)
     with np.errstate(all="ignore"):
         index = np.arange(count).astype(target)
         return _arr((first + index * delta).astype(target, copy=False))
@@ -507,7 +514,7 @@ def _full_like_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
 
 
 def _arange_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
-    """start, stop, step (rank 0, of the dtype attribute) -> (?,) of that dtype."""
+    """start, stop, step (rank 0, of dtype) -> (count,) when all are constants, else (?,)."""
     dtype = _dtype_attr(attrs)
     for what, t in zip(("start", "stop", "step"), types[:3], strict=True):
         if isinstance(t, IncompleteType):
@@ -515,7 +522,14 @@ def _arange_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
             continue
         x = _scalar_arg(t, "arange", what)
         r.dtype_equal(x.dtype, dtype, f"arange: {what} must have dtype {dtype}, got {x}")
-    r.unify(types[-1], TensorType((AnyDim,), dtype))
+    values = [r.arg_value(i) for i in range(3)]
+    length: Dim = AnyDim
+    if all(v is not None and v.ndim == 0 for v in values):
+        try:
+            length = _arange_count(*values)  # type: ignore[arg-type]
+        except ValueError as err:
+            raise RelationError(str(err)) from None
+    r.unify(types[-1], TensorType((length,), dtype))
     return True
 
 

@@ -34,6 +34,9 @@ infer the type of %x" only when nothing else went wrong.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
 
 from relay.errors import TypeCheckError
 from relay.ir.analysis import global_vars as expr_global_vars
@@ -115,6 +118,7 @@ class _Checker:
         self.var_types: dict[Var, Type] = {}
         self.order: list[Expr] = []  # typed expressions, in the order they were finished
         self.matches: list[tuple[Match, Type]] = []
+        self.constants: dict[Var, Constant] = {}  # variables let-bound to constants
 
     # -- errors and unification -------------------------------------------------------------------
 
@@ -239,6 +243,8 @@ class _Checker:
                     tasks.append((_VISIT, c))
             elif action == _BIND:
                 assert isinstance(e, Let)
+                if isinstance(e.value, Constant):
+                    self.constants[e.var] = e.value
                 vt = self.var_type(e.var)
                 self.unify(self.use_type(e.value, e), vt, e.value, e, context="")
             else:
@@ -351,6 +357,13 @@ class _Checker:
             self.unify(a, p, e.args[i], e, context=f"argument {i} of {_callee_name(callee)}: ")
         return fn.ret_type
 
+    def constant_value(self, e: Expr) -> np.ndarray[Any, Any] | None:
+        """The value of ``e`` if it is a constant or a variable let-bound to one."""
+        if isinstance(e, Var):
+            c = self.constants.get(e)
+            return None if c is None else c.data
+        return e.data if isinstance(e, Constant) else None
+
     def op_call(self, e: Call, op: Op, args: list[Type]) -> Type:
         try:
             opdef = get_op(op.name)
@@ -371,7 +384,8 @@ class _Checker:
             self.error(err.message, e)
             return IncompleteType()
         out = IncompleteType()
-        self.solver.add_relation(op.name, relation, [*args, out], attrs, _span(e))
+        values = [self.constant_value(a) for a in e.args]
+        self.solver.add_relation(op.name, relation, [*args, out], attrs, _span(e), values)
         return out
 
     def match(self, e: Match) -> Type:

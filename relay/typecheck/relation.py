@@ -15,7 +15,9 @@ call's validated attributes, and ``reporter`` the :class:`Reporter` through
 which the relation states facts: ``reporter.unify(t1, t2)`` makes two types
 equal (binding unknowns on either side, so information may flow from the
 result back to the arguments), ``reporter.dim_equal`` and
-``reporter.dtype_equal`` do the same for a dimension or a dtype. A relation
+``reporter.dtype_equal`` do the same for a dimension or a dtype, and
+``reporter.arg_value(i)`` gives the value of an argument that is a constant in
+the program (for the few rules whose result depends on values). A relation
 returns True when it is solved for good, False to be run again when more is
 known. It reports a type error by raising :class:`RelationError` with a
 complete message ("broadcast: incompatible dimensions 4 and 5 in ..."); the
@@ -35,7 +37,9 @@ succeed statically and results computed from it are ``Any``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any as TypingAny, Protocol
+
+import numpy.typing as npt
 
 from relay.ir import dim
 from relay.ir.attrs import Attrs
@@ -83,6 +87,11 @@ class Reporter(Protocol):
 
     def fresh_dim(self) -> Dim:
         """A new unknown dimension (an inference variable of kind Shape)."""
+
+    def arg_value(self, index: int) -> npt.NDArray[TypingAny] | None:
+        """The value of argument ``index`` when the program gives it as a constant (directly
+        or through a ``let`` of a constant), else None. Rules whose result shape depends on
+        argument values (``arange``) use it, as Relay's relations read constant arguments."""
 
 
 RelationFunc = Callable[[list[Type], Attrs, Reporter], bool]

@@ -28,7 +28,12 @@ rather than raised, so one run reports all the independent errors.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from relay.errors import TypeCheckError
 from relay.ir import dim
@@ -64,6 +69,7 @@ class _Relation:
     types: list[Type]
     attrs: Attrs
     span: Span | None
+    values: Sequence[object | None] = ()
     solved: bool = False
 
 
@@ -85,6 +91,7 @@ class Solver:
     errors: list[TypeCheckError] = field(default_factory=list)
     version: int = 0
     span: Span | None = None  # the span of the relation or expression being processed
+    values: Sequence[object | None] = ()  # the constant arguments of the relation being run
 
     # -- unknowns ---------------------------------------------------------------------------------
 
@@ -350,10 +357,18 @@ class Solver:
     # -- relations --------------------------------------------------------------------------------
 
     def add_relation(
-        self, name: str, func: RelationFunc, types: list[Type], attrs: Attrs, span: Span | None
+        self,
+        name: str,
+        func: RelationFunc,
+        types: list[Type],
+        attrs: Attrs,
+        span: Span | None,
+        values: Sequence[object | None] = (),
     ) -> None:
-        """Add the relation ``func`` over ``types`` (arguments, then the result)."""
-        self.relations.append(_Relation(name, func, types, attrs, span))
+        """Add the relation ``func`` over ``types`` (arguments, then the result); ``values``
+        holds the arguments that are constants in the program (numpy arrays; None for the
+        others), which the relation may read with ``Reporter.arg_value``."""
+        self.relations.append(_Relation(name, func, types, attrs, span, values))
 
     def error(self, message: str, span: Span | None) -> None:
         """Record a type error."""
@@ -368,6 +383,7 @@ class Solver:
                 if rel.solved:
                     continue
                 self.span = rel.span
+                self.values = rel.values
                 resolved = [self.resolve(t) for t in rel.types]
                 try:
                     rel.solved = rel.func(resolved, rel.attrs, reporter)
@@ -416,3 +432,8 @@ class _Reporter:
 
     def fresh_dim(self) -> Dim:
         return self._solver.fresh_dim()
+
+    def arg_value(self, index: int) -> npt.NDArray[Any] | None:
+        values = self._solver.values
+        value = values[index] if index < len(values) else None
+        return value if isinstance(value, np.ndarray) else None

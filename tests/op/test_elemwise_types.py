@@ -399,7 +399,13 @@ TEXT: list[tuple[str, str]] = [
     ),
     ('ones(shape=[2, 3], dtype="int8")', "Tensor[(2, 3), int8]"),
     ("full(1f, shape=[2])", "Tensor[(2,), float32]"),
-    ("arange(0f, 5f, 1f)", "Tensor[(?,), float32]"),
+    # arange's length is known when its arguments are constants, directly or through a let
+    ("arange(0f, 5f, 1f)", "Tensor[(5,), float32]"),
+    ("arange(0f, 1f, 0.3f)", "Tensor[(4,), float32]"),
+    ('arange(10, 0, -3, dtype="int32")', "Tensor[(4,), int32]"),
+    ('arange(5, 0, 1, dtype="int32")', "Tensor[(0,), int32]"),
+    ('let %n = 7; arange(2, %n, 1, dtype="int32")', "Tensor[(5,), int32]"),
+    ('fn (%n: int32) { arange(0, %n, 1, dtype="int32") }', "fn (int32) -> Tensor[(?,), int32]"),
     (
         "fn (%x: Tensor[(n, 3), float16]) { isfinite(sigmoid(%x)) }",
         "fn [n: Shape](Tensor[(n, 3), float16]) -> Tensor[(n, 3), bool]",
@@ -410,6 +416,18 @@ TEXT: list[tuple[str, str]] = [
 @pytest.mark.parametrize(("src", "expected"), TEXT)
 def test_text_program_type(src: str, expected: str) -> None:
     assert checked(src) == expected
+
+
+def test_arange_with_constant_zero_step_is_a_type_error() -> None:
+    err = checked_error('arange(0, 10, 0, dtype="int32")')
+    assert err.message == "arange: step must not be zero"
+
+
+def test_arange_constant_length_matches_the_interpreter() -> None:
+    for start, stop, step in [(0.0, 1.0, 0.1), (-2.5, 3.0, 0.75), (1.0, -1.0, -0.3)]:
+        e = relay.parse_expr(f"arange({start}f, {stop}f, {step}f)")
+        relay.infer_type(e)
+        assert e.checked_type.shape == relay.interpret(e).shape
 
 
 def test_relation_error_carries_the_call_span() -> None:
