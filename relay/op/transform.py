@@ -44,7 +44,8 @@ shape logic the reference uses (:func:`reshape_dims`, :func:`reshape_like_shape`
 symbolic axis) it is ``Any``. With concrete shapes a relation accepts exactly the calls the
 reference runs (but ``take`` rejects bool indices, which the reference reads as 0 and 1), and
 with symbolic ones it rejects only what is provably wrong (``squeeze`` of an axis ``n`` and
-``reshape`` of ``(n, 6)`` to ``[-1, 4]`` are left to run time) and binds unknown dimensions
+``reshape`` of ``(n, 6)`` to ``[-1, 4]`` are left to run time; ``squeeze`` without axes of a
+symbolic dimension is an error, as the result's rank would depend on it) and binds unknown dimensions
 where an equation determines them. Dimensions that must be equal (``concatenate`` off its axis,
 ``stack``, ``take``'s batch dimensions) are unified as types are: distinct shape variables
 differ.
@@ -1093,12 +1094,18 @@ def _expand_dims_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
 
 
 def _squeeze_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
-    """(d...) -> d without the listed axes, each 1 (when None: without the dims known to be 1)."""
+    """(d...) -> d without the listed axes, each 1 (when None: without the dims that are 1)."""
     op = "squeeze"
     x = tensor_arg(args[0], op)
     axis = _opt_ints(attrs, "axis")
     if axis is None:
-        return TensorType(tuple(d for d in x.shape if dim.equal(d, 1) is not True), x.dtype)
+        for k, d in enumerate(x.shape):
+            if dim.equal(d, 1) is None:  # the result's rank would depend on the run-time size
+                raise RelationError(
+                    f"{op}: cannot tell whether dimension {k} ({dim.dim_str(d)}) of {x} is 1; "
+                    "give the axes to squeeze"
+                )
+        return TensorType(tuple(d for d in x.shape if dim.equal(d, 1) is False), x.dtype)
     axes = [normalize_axis(a, x.ndim, op) for a in axis]
     if len(set(axes)) != len(axes):
         raise RelationError(f"{op}: axis {_list_str(axis)} repeats an axis of {x}")
