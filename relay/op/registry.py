@@ -138,6 +138,8 @@ class OpDef:
         for f in self.attrs_schema:
             if f.name in given:
                 value = normalize_attr_value(given.pop(f.name))
+                if f.kind == "bool" and type(value) is int and value in (0, 1):
+                    value = bool(value)  # TVM's text writes some flags as 0 and 1
                 if not ((value is None and f.optional) or _ATTR_KINDS[f.kind](value)):
                     raise AttrValidationError(
                         f"attribute {f.name} of {self.name} must be {_KIND_NOUNS[f.kind]}, "

@@ -337,8 +337,8 @@ def test_builders_validate_attribute_kinds() -> None:
         R.sum(x, axis=1.5)  # type: ignore[arg-type]
     assert str(info.value) == "attribute axis of sum must be an int or a list of ints, got 1.5"
     with pytest.raises(AttrValidationError) as info:
-        R.argmax(x, select_last_index=1)  # type: ignore[arg-type]
-    assert str(info.value) == "attribute select_last_index of argmax must be a bool, got 1"
+        R.argmax(x, select_last_index=2)  # type: ignore[arg-type]
+    assert str(info.value) == "attribute select_last_index of argmax must be a bool, got 2"
     with pytest.raises(AttrValidationError, match=r"mean has no attribute unbiased"):
         get_op("mean").validate_attrs({"unbiased": True})
 

@@ -429,7 +429,7 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
         {"axis": 1.5},
         "attribute axis of sum must be an int or a list of ints, got 1.5",
     ),
-    ("argmax", [T(2, 3)], {"keepdims": 1}, "attribute keepdims of argmax must be a bool, got 1"),
+    ("argmax", [T(2, 3)], {"keepdims": 2}, "attribute keepdims of argmax must be a bool, got 2"),
     ("mean", [T(2, 3)], {"unbiased": True}, "mean has no attribute unbiased"),
     # arity
     ("variance", [T(2, 3)], {}, "variance expects 2 arguments, got 1"),

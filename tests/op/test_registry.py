@@ -97,6 +97,9 @@ def test_given_values_override_defaults_and_are_normalized() -> None:
     assert attrs["weights"] == (1, 2.5)
     assert attrs["flag"] is True
     assert SCALE.validate_attrs({"units": 1, "axis": 2})["axis"] == 2
+    # TVM's text format writes some flags as integers (reshape's allowzero=0)
+    assert SCALE.validate_attrs({"units": 1, "flag": 0})["flag"] is False
+    assert SCALE.validate_attrs({"units": 1, "flag": 1})["flag"] is True
 
 
 def test_required_attribute_missing() -> None:
@@ -137,7 +140,7 @@ def test_required_attribute_missing() -> None:
             {"units": 1, "weights": ("a",)},
             "attribute weights of test_registry.scale must be a list of numbers, got ('a',)",
         ),
-        ({"units": 1, "flag": 1}, "attribute flag of test_registry.scale must be a bool, got 1"),
+        ({"units": 1, "flag": 2}, "attribute flag of test_registry.scale must be a bool, got 2"),
         ({"units": 1, "mode": 3}, "attribute mode of test_registry.scale must be a string, got 3"),
         (
             {"units": 1, "out_dtype": 32},
