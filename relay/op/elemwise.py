@@ -253,6 +253,18 @@ def _cast(data: Array, dtype: str) -> Array:
     return _cast_array(_arr(data), dtype, "cast")
 
 
+def _cast_like(data: Array, dtype_like: Array) -> Array:
+    like = _arr(dtype_like)
+    return _cast_array(_arr(data), _dtype_name(like), "cast_like")
+
+
+def _cast_like_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+    """(shape, any dtype), (any shape, d) -> (shape, d)."""
+    data = tensor_arg(args[0], "cast_like", "data")
+    like = tensor_arg(args[1], "cast_like", "dtype_like")
+    return TensorType(data.shape, like.dtype)
+
+
 # -- where -------------------------------------------------------------------------------------
 
 
@@ -640,6 +652,14 @@ register_op(
     ),
 )
 register_op(
+    "cast_like",
+    2,
+    reference=_cast_like,
+    pattern=OpPattern.ELEMWISE,
+    doc="Elementwise conversion of data to the dtype of dtype_like (whose values are unused).",
+    type_relation=forward(_cast_like_rule),
+)
+register_op(
     "where",
     3,
     reference=_where,
@@ -809,6 +829,11 @@ def copy(data: Expr) -> Call:
 def cast(data: Expr, dtype: str) -> Call:
     """``cast(data, dtype=...)``: each element converted to ``dtype``."""
     return _call("cast", [data], {"dtype": dtype})
+
+
+def cast_like(data: Expr, dtype_like: Expr) -> Call:
+    """``cast_like(data, dtype_like)``: ``data`` converted to the dtype of ``dtype_like``."""
+    return _call("cast_like", [data, dtype_like])
 
 
 def isnan(data: Expr) -> Call:

@@ -119,6 +119,7 @@ SCHEMAS: dict[str, tuple[int, OpPattern, list[tuple[str, str, object]]]] = {
     **{name: (1, OpPattern.ELEMWISE, []) for name in UNARY_NO_ATTRS},
     "clip": (1, OpPattern.ELEMWISE, [("a_min", "float", None), ("a_max", "float", None)]),
     "cast": (1, OpPattern.ELEMWISE, [("dtype", "dtype", None)]),
+    "cast_like": (2, OpPattern.ELEMWISE, []),
     "where": (3, OpPattern.BROADCAST, []),
     "zeros": (0, OpPattern.ELEMWISE, [("shape", "ints", None), ("dtype", "dtype", None)]),
     "ones": (0, OpPattern.ELEMWISE, [("shape", "ints", None), ("dtype", "dtype", None)]),
@@ -399,6 +400,8 @@ def test_cast_of_unrepresentable_values_raises(value: float, dtype: str, shown: 
 
 def test_cast_edges() -> None:
     check_array(ref("cast")(np.asarray(-0.99), dtype="uint8"), np.asarray(0, np.uint8))
+    like = np.zeros((7, 1), "int8")  # only its dtype matters
+    check_array(ref("cast_like")(np.asarray([1.5, -2.5]), like), np.asarray([1, -2], np.int8))
     check_array(ref("cast")(np.asarray(127.9), dtype="int8"), np.asarray(127, np.int8))
     check_array(
         ref("cast")(np.asarray([0.0, np.nan, -2.0]), dtype="bool"),

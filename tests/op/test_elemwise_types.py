@@ -49,7 +49,18 @@ ANY_DTYPE_UNARY = ["copy", "zeros_like", "ones_like"]
 TESTS = ["isnan", "isfinite"]
 UNARY = [*FLOAT_MATH, *NUMERIC_UNARY, *ANY_DTYPE_UNARY, *TESTS]
 ELEMWISE_OPS = sorted(
-    [*UNARY, "clip", "cast", "where", "zeros", "ones", "full", "full_like", "arange"]
+    [
+        *UNARY,
+        "clip",
+        "cast",
+        "cast_like",
+        "where",
+        "zeros",
+        "ones",
+        "full",
+        "full_like",
+        "arange",
+    ]
 )
 
 
@@ -208,6 +219,9 @@ RESULTS: list[tuple[str, list[Type], dict[str, object], str]] = [
     ("full_like", [T(n, 3), T(dtype="int64")], {}, "Tensor[(n, 3), float32]"),
     ("full_like", [T(Any, dtype="int8"), T()], {}, "Tensor[(?,), int8]"),
     ("full_like", [SYMBOLIC_D, T(dtype="bool")], {}, "Tensor[(n,), d]"),
+    # cast_like: data's shape, dtype_like's dtype
+    ("cast_like", [T(2, 3, dtype="int32"), T(dtype="float16")], {}, "Tensor[(2, 3), float16]"),
+    ("cast_like", [T(n), T(4, dtype="bool")], {}, "Tensor[(n,), bool]"),
     # arange: scalars of the dtype attribute; the length is a run-time value
     ("arange", [T(), T(), T()], {}, "Tensor[(?,), float32]"),
     (
