@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import sys as _sys
+import types as _types
 from typing import TYPE_CHECKING, Any as _Any
 
 from relay import flags
@@ -16,7 +18,9 @@ from relay.errors import (
     RelayError,
     TypeCheckError,
 )
+from relay.frontend.annotations import DType as _DType, Tensor
 from relay.ir import Any, Module
+from relay.ir.types import DTYPES as _DTYPES
 
 if TYPE_CHECKING:
     from relay.ir.expr import Expr
@@ -96,16 +100,68 @@ def prelude() -> Module:
     return _prelude()
 
 
-_SUBMODULES = frozenset({"analysis", "op", "passes", "typecheck"})
+for _name in _DTYPES:
+    if _name != "bool":  # relay.bool_, so that the builtin is not shadowed here
+        globals()[_name] = _DType(_name)
+del _name
+# the names the loop above defines, spelled out for readers and type checkers
+float16: _DType
+float32: _DType
+float64: _DType
+bfloat16: _DType
+int8: _DType
+int16: _DType
+int32: _DType
+int64: _DType
+uint8: _DType
+uint16: _DType
+uint32: _DType
+uint64: _DType
+bool_: _DType = _DType("bool")
+
+_SUBMODULES = frozenset({"analysis", "frontend", "op", "passes", "typecheck", "std"})
+_FRONTEND = frozenset(
+    {
+        "function",
+        "grad",
+        "adt",
+        "RelayFunction",
+        "List",
+        "Cons",
+        "Nil",
+        "Option",
+        "Some",
+        "Nothing",
+        "Tree",
+        "Rose",
+    }
+)
 
 
 def __getattr__(name: str) -> _Any:
-    """Import the subpackages ``relay.analysis``, ``relay.passes``, ... on first access."""
-    if name in _SUBMODULES:
-        import importlib
+    """Import the subpackages ``relay.analysis``, ``relay.passes``, ... and the frontend's
+    names (``relay.function``, ``relay.grad``, ``relay.adt``) on first access."""
+    import importlib
 
+    if name in _SUBMODULES:
         return importlib.import_module(f"relay.{name}")
+    if name in _FRONTEND:
+        return getattr(importlib.import_module("relay.frontend"), name)
+    if name == "nn":
+        return importlib.import_module("relay.op.nn")
     raise AttributeError(f"module 'relay' has no attribute {name!r}")
+
+
+class _CallableModule(_types.ModuleType):
+    """``relay`` itself is the decorator: ``@relay`` is ``@relay.function``."""
+
+    def __call__(self, fn: _Any) -> _Any:
+        from relay.frontend import function
+
+        return function(fn)
+
+
+_sys.modules[__name__].__class__ = _CallableModule
 
 
 __all__ = [
@@ -116,6 +172,7 @@ __all__ = [
     "Module",
     "ParseError",
     "RelayError",
+    "Tensor",
     "TypeCheckError",
     "assert_structural_equal",
     "astext",

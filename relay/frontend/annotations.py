@@ -54,7 +54,7 @@ class DType(str):
         return super().__new__(cls, name)
 
     def __repr__(self) -> str:
-        return f"relay.{str(self)}"
+        return f"relay.{self!s}"
 
 
 def dtype_name(obj: object) -> str | None:
@@ -122,6 +122,7 @@ class TypeScope:
 
     shape_vars: dict[str, TypeVar] = field(default_factory=dict)
     type_vars: dict[str, TypeVar] = field(default_factory=dict)
+    data_types: list[type] = field(default_factory=list)  # @relay.adt classes named
 
     def shape_var(self, name: str) -> TypeVar:
         """The shape variable called ``name`` (created on first use)."""
@@ -182,7 +183,9 @@ def annotation_type(ann: object, scope: TypeScope) -> Type:
         params, ret = args
         if params is Ellipsis:
             raise TypeError("Callable[..., R] has no fixed parameters; write Callable[[A], R]")
-        return FuncType(tuple(annotation_type(a, scope) for a in params), annotation_type(ret, scope))
+        return FuncType(
+            tuple(annotation_type(a, scope) for a in params), annotation_type(ret, scope)
+        )
     raise TypeError(f"{_describe(ann)} is not a Relay type annotation")
 
 

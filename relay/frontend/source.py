@@ -36,10 +36,10 @@ class FunctionSource:
 
     def span(self, node: ast.AST) -> Span:
         """The file span of ``node``."""
-        line = getattr(node, "lineno", 1) + self.first_line - 1
-        end_line = (getattr(node, "end_lineno", None) or getattr(node, "lineno", 1)) + (
-            self.first_line - 1
-        )
+        start: int = getattr(node, "lineno", None) or 1
+        stop: int = getattr(node, "end_lineno", None) or start
+        line = start + self.first_line - 1
+        end_line = stop + self.first_line - 1
         col = self._column(line, getattr(node, "col_offset", 0))
         end_col = self._column(end_line, getattr(node, "end_col_offset", None) or 0)
         if end_line == line and end_col <= col:
@@ -87,15 +87,23 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     except SyntaxError as err:  # e.g. a def whose body is cut short by getsource
         raise FrontendError(
             f"cannot parse the source of {name}: {err.msg}",
-            Span(filename, (err.lineno or 1) + first_line - 1, 1, (err.lineno or 1) + first_line - 1, 2),
+            Span(
+                filename,
+                (err.lineno or 1) + first_line - 1,
+                1,
+                (err.lineno or 1) + first_line - 1,
+                2,
+            ),
         ) from None
     defs = [n for n in module.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     if not defs:
         raise FrontendError(f"cannot find the definition of {name} in its source")
     node = defs[0]
-    source = FunctionSource(filename, node, first_line, indent, [l.rstrip("\n") for l in file_lines])  # type: ignore[arg-type]
+    lines = [line.rstrip("\n") for line in file_lines]
     if isinstance(node, ast.AsyncFunctionDef):
-        raise source.error("@relay cannot compile an async function", node)
+        probe = FunctionSource(filename, None, first_line, indent, lines)  # type: ignore[arg-type]
+        raise FrontendError("@relay cannot compile an async function", probe.span(node))
+    source = FunctionSource(filename, node, first_line, indent, lines)
     return source
 
 

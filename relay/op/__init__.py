@@ -12,6 +12,7 @@ from relay.op import (  # noqa: F401
 from relay.op.registry import (
     AttrField,
     MissingRuleError,
+    OpBuilder,
     OpDef,
     OpPattern,
     attr,
@@ -24,6 +25,7 @@ from relay.op.registry import (
 __all__ = [
     "AttrField",
     "MissingRuleError",
+    "OpBuilder",
     "OpDef",
     "OpPattern",
     "attr",
@@ -32,3 +34,10 @@ __all__ = [
     "list_ops",
     "register_op",
 ]
+
+
+def __getattr__(name: str) -> OpBuilder:
+    """``relay.op.<name>``: a builder of calls of the operator ``name`` (see OpBuilder)."""
+    if has_op(name):
+        return OpBuilder(name)
+    raise AttributeError(f"relay.op has no operator {name}")

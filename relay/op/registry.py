@@ -234,3 +234,35 @@ def list_ops() -> list[str]:
     """The names of all registered operators, sorted."""
     _ensure_loaded()
     return sorted(_REGISTRY)
+
+
+class OpBuilder:
+    """``relay.op.<name>``: builds calls of the operator ``name``.
+
+    ``relay.op.add(x, y)`` is ``Call(Op("add"), (x, y))``; positional arguments fill the
+    operator's inputs, then its attributes in schema order; keywords name attributes. Inside
+    a ``@relay`` function the same spelling calls the operator."""
+
+    __slots__ = ("__relay_op__",)
+
+    def __init__(self, name: str) -> None:
+        self.__relay_op__ = name
+
+    def __call__(self, *args: object, **attrs: object) -> object:
+        from relay.ir.expr import Call, Expr
+
+        opdef = get_op(self.__relay_op__)
+        n = opdef.num_inputs if opdef.num_inputs >= 0 else len(args)
+        inputs, rest = args[:n], args[n:]
+        names = [f.name for f in opdef.attrs_schema]
+        if len(rest) > len(names):
+            raise TypeError(f"{self.__relay_op__} takes {n} inputs and {len(names)} attributes")
+        merged = dict(zip(names, rest, strict=False))
+        merged.update(attrs)
+        for a in inputs:
+            if not isinstance(a, Expr):
+                raise TypeError(f"{self.__relay_op__}: inputs must be Relay expressions, got {a!r}")
+        return Call(opdef.op, tuple(inputs), opdef.validate_attrs(merged))  # type: ignore[arg-type]
+
+    def __repr__(self) -> str:
+        return f"relay.op.{self.__relay_op__}"

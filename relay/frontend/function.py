@@ -1,0 +1,441 @@
+"""The ``@relay`` decorator and :class:`RelayFunction`.
+
+Decorating reads the function's source (:mod:`relay.frontend.source`), and when every
+parameter is annotated converts it (:mod:`relay.frontend.convert`) into a :class:`Module`
+and type-checks it at once, so errors appear at the ``def``. A function with unannotated
+parameters is converted at its first call, specialised on the types of the arguments, and
+the result is cached per signature (shapes and dtypes). A name that is not defined yet at
+decoration (a function defined later in the file, as in mutual recursion) postpones the
+conversion to the first call as well.
+
+The module holds the function as a global named after it, every ``@relay`` function it
+calls (each once per signature it is called at, so recursion and mutual recursion are
+recursion between globals), the data types it uses and the prelude. Calls run on the
+reference interpreter (:mod:`relay.backend.interpreter`) until the compiled backend lands.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any as _Any
+
+import numpy as np
+
+from relay.errors import ExecutionError, FrontendError, TypeCheckError
+from relay.frontend.adt import (
+    PRELUDE_CLASSES,
+    ConstructorInstance,
+    constructor_of,
+    from_python,
+    to_python,
+)
+from relay.frontend.annotations import TypeScope, annotation_type, dtype_name
+from relay.frontend.convert import FunctionConverter, UnresolvedName
+from relay.frontend.source import FunctionSource, read_function
+from relay.ir.expr import Call, Constant, Expr, Function, GlobalVar
+from relay.ir.functor import ExprMutator
+from relay.ir.module import Module
+from relay.ir.span import Span
+from relay.ir.types import TensorType, TupleType, Type, free_type_vars
+
+__all__ = ["ModuleBuilder", "RelayFunction", "function", "grad"]
+
+_PRELUDE: Module | None = None
+
+
+def _prelude() -> Module:
+    global _PRELUDE
+    if _PRELUDE is None:
+        from relay.std import prelude
+
+        _PRELUDE = prelude()
+    return _PRELUDE
+
+
+def _fresh_module() -> Module:
+    p = _prelude()
+    return Module(dict(p.functions), dict(p.type_definitions))
+
+
+Signature = tuple[Type | None, ...] | None
+"""The parameter types a conversion is specialised on (None: as annotated / generic)."""
+
+
+@dataclass
+class ModuleBuilder:
+    """The module being built for one entry function: the prelude, then each ``@relay``
+    function reached from the entry (once per signature), then the data types used."""
+
+    module: Module = field(default_factory=_fresh_module)
+    targets: dict[tuple[int, Signature], tuple[GlobalVar, Type | None]] = field(
+        default_factory=dict
+    )
+    user_globals: list[GlobalVar] = field(default_factory=list)
+    weak: list[Call] = field(default_factory=list)
+    classes: dict[str, type[ConstructorInstance]] = field(
+        default_factory=lambda: dict(PRELUDE_CLASSES)
+    )
+
+    def call_target(
+        self, rf: RelayFunction, arg_types: list[Type | None], span: Span | None
+    ) -> tuple[GlobalVar, Type | None]:
+        """The global for ``rf`` called with arguments of ``arg_types`` (converted on first
+        use), and its result type when known statically."""
+        sig = rf.signature(arg_types)
+        key = (id(rf), sig)
+        found = self.targets.get(key)
+        if found is not None:
+            return found
+        name = rf.__name__
+        taken = {g.name_hint for g in self.module.functions}
+        n = 1
+        while name in taken:
+            name = f"{rf.__name__}_{n}"
+            n += 1
+        gv = GlobalVar(name)
+        ret = rf.static_result_type()
+        self.targets[key] = (gv, ret)
+        func = rf.convert(self, gv, sig)
+        self.module.add(gv, func)
+        self.user_globals.append(gv)
+        return gv, ret
+
+    def value_of(self, obj: object, span: Span | None) -> tuple[Expr, Type | None] | None:
+        """The IR value of a Python object used as a value: a ``@relay`` function (its
+        global) or a constructor class; None for anything else."""
+        if isinstance(obj, RelayFunction):
+            gv, _ = self.call_target(obj, [None] * obj.arity, span)
+            return gv, None
+        if isinstance(obj, type) and issubclass(obj, ConstructorInstance):
+            con = constructor_of(obj, self.module)
+            if con is None:
+                return None
+            self.classes.setdefault(con.name_hint, obj)
+            return con, None
+        return None
+
+
+class _FoldWeak(ExprMutator):
+    """Replace ``cast_like(constant, x)`` by the constant in ``x``'s dtype."""
+
+    def __init__(self, calls: dict[int, Call]) -> None:
+        super().__init__()
+        self.calls = calls
+
+    def visit_call(self, call: Call) -> Expr:
+        if id(call) in self.calls:
+            c = call.args[0]
+            assert isinstance(c, Constant)
+            like = call.args[1].checked_type
+            if isinstance(like, TensorType) and isinstance(like.dtype, str):
+                value = c.data
+                target = np.dtype(like.dtype) if like.dtype != "bfloat16" else None
+                if target is not None:
+                    if (
+                        value.dtype.kind == "f"
+                        and target.kind in "iub"
+                        and float(value) != int(value)
+                    ):
+                        raise TypeCheckError(
+                            f"the float literal {value.item()} meets a {like.dtype} tensor",
+                            call.span,
+                            ("cast the tensor with .astype(np.float32) to compute in floats",),
+                        )
+                    return Constant(value.astype(target), span=c.span)
+        return super().visit_call(call)
+
+
+def fold_weak_literals(mod: Module, weak: list[Call]) -> None:
+    """After inference: each weakly typed literal becomes a constant of the dtype it met."""
+    if not weak:
+        return
+    folder = _FoldWeak({id(c): c for c in weak})
+    for gv, func in list(mod.functions.items()):
+        new = folder.visit(func)
+        if new is not func:
+            assert isinstance(new, Function)
+            mod.update_func(gv, new)
+
+
+def _namespace(fn: Callable[..., _Any]) -> Callable[[str], object]:
+    globs = getattr(fn, "__globals__", {})
+    cells: dict[str, object] = {}
+    code = getattr(fn, "__code__", None)
+    closure = getattr(fn, "__closure__", None) or ()
+    if code is not None:
+        for name, cell in zip(code.co_freevars, closure, strict=False):
+            with contextlib.suppress(ValueError):  # an empty cell: not bound yet
+                cells[name] = cell.cell_contents
+
+    def lookup(name: str) -> object:
+        if name in cells:
+            return cells[name]
+        if name in globs:
+            return globs[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise KeyError(name)
+
+    return lookup
+
+
+@dataclass
+class _Compiled:
+    module: Module
+    global_var: GlobalVar
+    param_types: tuple[Type | None, ...]
+    classes: dict[str, type[ConstructorInstance]]
+    user_globals: list[GlobalVar]
+
+
+def _value_type(value: object) -> Type | None:
+    """The static type of a call argument, for specialisation (None: left to inference)."""
+    if isinstance(value, np.ndarray):
+        name = dtype_name(value.dtype)
+        return TensorType(tuple(int(d) for d in value.shape), name) if name else None
+    if isinstance(value, np.generic):
+        name = dtype_name(value.dtype)
+        return TensorType((), name) if name else None
+    if isinstance(value, bool):
+        return TensorType((), "bool")
+    if isinstance(value, int):
+        return TensorType((), "int32")
+    if isinstance(value, float):
+        return TensorType((), "float32")
+    if isinstance(value, tuple):
+        items = [_value_type(v) for v in value]
+        return (
+            None
+            if any(i is None for i in items)
+            else TupleType(tuple(i for i in items if i is not None))
+        )
+    return None
+
+
+class RelayFunction:
+    """A Python function compiled by ``@relay``: callable on numpy arrays, Python numbers,
+    tuples and data-type values; ``.module``, ``.checked_type``, ``.astext()``, ``str()``,
+    ``.interpret(*args)``."""
+
+    def __init__(self, fn: Callable[..., _Any]) -> None:
+        functools.update_wrapper(self, fn)
+        self.__wrapped__ = fn
+        self.__name__: str = fn.__name__
+        self._source: FunctionSource = read_function(fn)
+        self._lookup = _namespace(fn)
+        node = self._source.node
+        if node.decorator_list and len(node.decorator_list) > 1:
+            pass  # other decorators run in Python; the source is what is converted
+        self.arity = len(node.args.args)
+        self._annotated = all(a.annotation is not None for a in node.args.args)
+        self._compiled: dict[Signature, _Compiled] = {}
+        self._param_types: tuple[Type | None, ...] | None = None
+        self._ret_type: Type | None = None
+        self._type_params: tuple[_Any, ...] = ()
+        self._data_types: list[type] = []
+        self._read_annotations()
+        if self._annotated:
+            # a name defined later in the file (UnresolvedName): compile at the first call
+            with contextlib.suppress(UnresolvedName):
+                self._compile(None)
+
+    # -- annotations ----------------------------------------------------------------------------
+
+    def _read_annotations(self) -> None:
+        node = self._source.node
+        conv = FunctionConverter(ModuleBuilder(), self._source, self._lookup)
+        scope = TypeScope()
+        types: list[Type | None] = []
+        for a in node.args.args:
+            if a.annotation is None:
+                types.append(None)
+                continue
+            types.append(self._annotation(conv, a.annotation, scope))
+        self._param_types = tuple(types)
+        if node.returns is not None:
+            self._ret_type = self._annotation(conv, node.returns, scope)
+        self._type_params = scope.all_vars
+        self._data_types = list(scope.data_types)
+
+    def _annotation(self, conv: FunctionConverter, node: ast.expr, scope: TypeScope) -> Type:
+        value = conv._eval_annotation(node)
+        try:
+            return annotation_type(value, scope)
+        except TypeError as err:
+            raise self._source.error(str(err), node) from None
+
+    def signature(self, arg_types: list[Type | None]) -> Signature:
+        """The specialisation used for arguments of ``arg_types``."""
+        if self._annotated:
+            return None
+        assert self._param_types is not None
+        sig = tuple(
+            p if p is not None else a for p, a in zip(self._param_types, arg_types, strict=False)
+        )
+        return sig if len(sig) == self.arity else None
+
+    def static_result_type(self) -> Type | None:
+        """The declared result type when it has no type variables."""
+        if self._ret_type is None or free_type_vars(self._ret_type):
+            return None
+        return self._ret_type
+
+    # -- conversion -----------------------------------------------------------------------------
+
+    def convert(self, builder: ModuleBuilder, gv: GlobalVar, sig: Signature) -> Function:
+        """This function's IR in ``builder``'s module, as global ``gv``, for ``sig``."""
+        assert self._param_types is not None
+        types = list(sig) if sig is not None else list(self._param_types)
+        if len(types) != self.arity:
+            types = list(self._param_types)
+        annotated_only = sig is None
+        from relay.frontend.adt import DataType, data_type_definition
+
+        for data in self._data_types:
+            if issubclass(data, DataType) and not data.__relay_prelude__:
+                data_type_definition(data, builder.module)
+                for name, cls in data.__relay_constructors__.items():
+                    builder.classes.setdefault(name, cls)
+
+        def self_ref(arg_types: list[Type | None]) -> tuple[Expr, Type | None]:
+            if annotated_only or list(arg_types) == types or all(t is None for t in arg_types):
+                return gv, self.static_result_type()
+            return builder.call_target(self, arg_types, None)
+
+        conv = FunctionConverter(builder, self._source, self._lookup, self.__name__, self_ref)
+        type_params = self._type_params if annotated_only else ()
+        fn = conv.function(
+            self._source.node, {}, types, self._ret_type if annotated_only else None, type_params
+        )
+        builder.weak.extend(conv.weak)
+        return fn
+
+    def _compile(self, sig: Signature) -> _Compiled:
+        found = self._compiled.get(sig)
+        if found is not None:
+            return found
+        from relay.typecheck.checker import infer_type
+
+        builder = ModuleBuilder()
+        gv, _ = builder.call_target(
+            self, list(sig) if sig is not None else [None] * self.arity, None
+        )
+        infer_type(builder.module)
+        if builder.weak:
+            fold_weak_literals(builder.module, builder.weak)
+            infer_type(builder.module)
+        func = builder.module.functions[gv]
+        compiled = _Compiled(
+            builder.module,
+            gv,
+            tuple(p.type_annotation for p in func.params),
+            builder.classes,
+            list(builder.user_globals),
+        )
+        self._compiled[sig] = compiled
+        return compiled
+
+    def _compiled_for(self, args: tuple[object, ...]) -> _Compiled:
+        if len(args) != self.arity:
+            raise TypeCheckError(
+                f"{self.__name__} takes {self.arity} argument{'s' if self.arity != 1 else ''}, "
+                f"got {len(args)}",
+                self._source.span(self._source.node),
+            )
+        if self._annotated:
+            sig: Signature = None
+        else:
+            sig = self.signature([_value_type(a) for a in args])
+        try:
+            return self._compile(sig)
+        except UnresolvedName as err:
+            raise err.error from None
+
+    # -- the public face -------------------------------------------------------------------------
+
+    def _default(self) -> _Compiled:
+        if self._compiled:
+            return next(reversed(self._compiled.values()))
+        try:
+            return self._compile(None)
+        except UnresolvedName as err:
+            raise err.error from None
+
+    @property
+    def module(self) -> Module:
+        """The module of the function (the annotated signature's, or the latest call's)."""
+        return self._default().module
+
+    @property
+    def global_var(self) -> GlobalVar:
+        """The function's global in :attr:`module`."""
+        return self._default().global_var
+
+    @property
+    def checked_type(self) -> Type:
+        """The function's type, as inferred."""
+        c = self._default()
+        return c.module.functions[c.global_var].checked_type
+
+    def astext(self, show_types: bool = False) -> str:
+        """The function and the ``@relay`` functions it calls, in the Relay text format."""
+        from relay.ir.printer import astext
+
+        c = self._default()
+        shown = Module({gv: c.module.functions[gv] for gv in c.user_globals})
+        return astext(shown, show_types=show_types)
+
+    def __str__(self) -> str:
+        return self.astext()
+
+    def __repr__(self) -> str:
+        return f"<relay function {self.__name__}>"
+
+    def __call__(self, *args: object) -> object:
+        return self.interpret(*args)
+
+    def interpret(self, *args: object) -> object:
+        """Run on the reference interpreter."""
+        from relay.backend.interpreter import Interpreter
+        from relay.backend.interpreter.conform import check_arguments
+
+        c = self._compiled_for(args)
+        values = [from_python(a, c.module, t) for a, t in zip(args, c.param_types, strict=True)]
+        func = c.module.functions[c.global_var]
+        try:
+            check_arguments(func, values, self.__name__)
+        except ExecutionError as err:
+            raise TypeCheckError(err.message, err.span) from None
+        interp = Interpreter(c.module)
+        result = interp.call(interp.global_closure(c.global_var), values)
+        return to_python(result, c.classes)
+
+    @property
+    def __signature__(self) -> _Any:  # keep inspect.signature working on the wrapper
+        import inspect
+
+        return inspect.signature(self.__wrapped__)
+
+
+def function(fn: Callable[..., _Any]) -> RelayFunction:
+    """The ``@relay`` decorator (``@relay.function`` is the same): compile a Python function
+    to Relay (see :mod:`relay.frontend`)."""
+    if isinstance(fn, RelayFunction):
+        return fn
+    if not callable(fn):
+        raise FrontendError(f"@relay decorates functions, not {type(fn).__name__}")
+    return RelayFunction(fn)
+
+
+def grad(fn: RelayFunction | Callable[..., _Any]) -> RelayFunction:
+    """The function computing ``(fn(*args), (d fn / d arg0, ...))``; needs the
+    differentiation pass."""
+    raise FrontendError(
+        "relay.grad needs the automatic differentiation pass (relay.passes.Gradient), which "
+        "is not built yet"
+    )
