@@ -460,7 +460,8 @@ def call_object(
     op_name = _op_name_of(obj)
     if op_name is not None:
         return generic_op(c, op_name, args, kwargs, node)
-    dtype = dtype_name(obj) if isinstance(obj, type | DType) else None
+    python_scalar = obj in (builtins.float, builtins.int, builtins.bool)
+    dtype = dtype_name(obj) if isinstance(obj, type | DType) and not python_scalar else None
     if dtype is not None:  # np.float32(x), relay.float32(x)
         b = _args(c, dtype, args, kwargs, ["x"], node)
         x = b["x"]

@@ -234,6 +234,7 @@ class RelayFunction:
         self.arity = len(node.args.args)
         self._annotated = all(a.annotation is not None for a in node.args.args)
         self._compiled: dict[Signature, _Compiled] = {}
+        self._last: _Compiled | None = None
         self._param_types: tuple[Type | None, ...] | None = None
         self._ret_type: Type | None = None
         self._type_params: tuple[_Any, ...] = ()
@@ -352,13 +353,17 @@ class RelayFunction:
         else:
             sig = self.signature([_value_type(a) for a in args])
         try:
-            return self._compile(sig)
+            compiled = self._compile(sig)
         except UnresolvedName as err:
             raise err.error from None
+        self._last = compiled
+        return compiled
 
     # -- the public face -------------------------------------------------------------------------
 
     def _default(self) -> _Compiled:
+        if self._last is not None:
+            return self._last
         if self._compiled:
             return next(reversed(self._compiled.values()))
         try:

@@ -271,7 +271,7 @@ def _build(
         for n, p in zip(state, after_params, strict=True):
             after_env[n] = Ex(p, init[n].ty)
         for n in assigned_names(stmt.body):
-            if n not in state:
+            if n not in env:  # defined only inside the loop
                 after_env.pop(n, None)
 
         def finish_cps() -> Expr:
@@ -282,6 +282,8 @@ def _build(
         built.finish = finish_cps
         return built
 
+    before = set(env)
+
     def finish_value() -> None:
         c.frame.bindings.append((loop, loop_fn))
         out = c.emit("state", start, None)
@@ -291,9 +293,9 @@ def _build(
             for i, n in enumerate(state):
                 env[n] = c.emit(n, TupleGetItem(out.expr, i, span=span), init[n].ty)
         for n in assigned_names(stmt.body):
-            if n not in state:
+            if n not in before:  # defined only inside the loop
                 env.pop(n, None)
-        if target is not None and target not in state:
+        if target is not None and target not in before:
             env.pop(target, None)
 
     built.finish = finish_value
