@@ -67,10 +67,9 @@ def test_literals_in_closures_take_the_dtype_they_meet():
 
 
 def late_binding(n):
-    fs = ()
     k = 0
     total = 0
-    for i in range(n):
+    for _ in range(n):
         k = k + 1
     g = lambda: k * 10  # noqa: E731
     k = k + 1
