@@ -450,7 +450,17 @@ def call_object(
         return Ex(Call(made[0], tuple(e.expr for e in exs), span=c.span(node)), None)
     if obj in pyops.NUMPY_UNARY:
         b = _args(c, f"np.{getattr(obj, '__name__', '')}", args, kwargs, ["x"], node)
-        return c.op(pyops.NUMPY_UNARY[obj], [b["x"]], {}, node)
+        x = b["x"]
+        if isinstance(x, Py) and is_number(x.value):  # computed now, and still weakly typed
+            folded = obj(x.value)  # type: ignore[operator]
+            return Py(folded.item() if isinstance(folded, np.generic) else folded)
+        op = pyops.NUMPY_UNARY[obj]
+        if op in pyops.FLOAT_RESULTS:
+            xe = c.materialize(x, node)
+            if xe.tensor is not None and not str(xe.tensor.dtype).startswith("float"):
+                xe = c.cast(xe, "float32", node)  # numpy computes integers' tanh in floats
+            return c.op(op, [xe], {}, node)
+        return c.op(op, [x], {}, node)
     if obj in pyops.NUMPY_BINARY:
         b = _args(c, f"np.{getattr(obj, '__name__', '')}", args, kwargs, ["x1", "x2"], node, 2)
         return c.binary(pyops.NUMPY_BINARY[obj], b["x1"], b["x2"], node)

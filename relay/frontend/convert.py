@@ -165,6 +165,36 @@ def assigned_names(stmts: Sequence[ast.stmt]) -> list[str]:
     return list(out)
 
 
+def definitely_assigned(stmts: Sequence[ast.stmt]) -> set[str] | None:
+    """The names that ``stmts`` assign on every path that runs off their end; None when no
+    path does (they always return, break or continue). Loop bodies may not run, so loops
+    add nothing."""
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ast.Return | ast.Break | ast.Continue | ast.Raise):
+            return None
+        if isinstance(s, ast.Assign):
+            out.update(n for t in s.targets for n in _target_names(t))
+        elif isinstance(s, ast.AugAssign) or (isinstance(s, ast.AnnAssign) and s.value is not None):
+            out.update(_target_names(s.target))
+        elif isinstance(s, ast.FunctionDef):
+            out.add(s.name)
+        elif isinstance(s, ast.If | ast.Match):
+            arms = [s.body, s.orelse] if isinstance(s, ast.If) else [c.body for c in s.cases]
+            if isinstance(s, ast.Match) and not (
+                s.cases
+                and isinstance(s.cases[-1].pattern, ast.MatchAs)
+                and s.cases[-1].pattern.pattern is None
+            ):
+                arms.append([])  # perhaps no case matches
+            found = [definitely_assigned(a) for a in arms]
+            live = [f for f in found if f is not None]
+            if not live:
+                return None
+            out.update(set.intersection(*live))
+    return out
+
+
 def _jumps(stmts: Sequence[ast.stmt], loops_too: bool) -> set[str]:
     """Which of return / break / continue occur in ``stmts`` (break and continue only when
     they are not inside a nested loop, unless ``loops_too``)."""
@@ -981,8 +1011,12 @@ class FunctionConverter:
                 )
             branches: list[Sequence[ast.stmt]] = [stmt.body, stmt.orelse]
         else:
+            from relay.frontend import patterns
+
             cond_val = self.expr(stmt.subject, env)
             branches = [c.body for c in stmt.cases]
+            if not patterns.covers_all(self, stmt, env):
+                branches.append([])  # no case matches: Python goes on after the match
         all_stmts = [s for b in branches for s in b]
         jumps = _jumps(all_stmts, loops_too=False)
         assigned = assigned_names(all_stmts)
@@ -1041,12 +1075,10 @@ class FunctionConverter:
         branches: list[Sequence[ast.stmt]],
         stmt: ast.AST,
     ) -> list[str]:
-        """The assigned variables that are defined after the statement on every path."""
-        out = []
-        for n in live:
-            if n in env or all(n in assigned_names(b) for b in branches):
-                out.append(n)
-        return out
+        """The assigned variables that are defined after the statement on every path that
+        reaches its end."""
+        sets = [definitely_assigned(b) for b in branches]
+        return [n for n in live if n in env or all(s is None or n in s for s in sets)]
 
     def _exit_types(self, exits: list[dict[str, _Any]], joined: list[str]) -> list[Type | None]:
         types: list[Type | None] = []

@@ -21,6 +21,7 @@ import numpy as np
 __all__ = [
     "BINARY_OPS",
     "COMPARE_OPS",
+    "FLOAT_RESULTS",
     "NUMPY_BINARY",
     "NUMPY_REDUCE",
     "NUMPY_UNARY",
@@ -73,6 +74,9 @@ NUMPY_UNARY: dict[object, str] = {
     np.logical_not: "logical_not",
     np.copy: "copy",
 }
+
+FLOAT_RESULTS = frozenset({"exp", "log", "log2", "log10", "sqrt", "tanh", "sin", "cos"})
+"""Operators whose numpy versions compute integer arguments in floating point."""
 
 NUMPY_BINARY: dict[object, str] = {
     np.add: "add",
