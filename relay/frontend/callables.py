@@ -532,7 +532,7 @@ def _builtin(
             if isinstance(first, int):
                 return Py(first)
             return _shape_dim(c, x, 0, node)
-        raise c.error("len() needs a tuple or a tensor of rank 1 or more", node)
+        raise c.needs_types("len() needs a tuple or a tensor of rank 1 or more", node)
     if obj is builtins.range:
         raise c.error("range(...) is only supported as the iterable of a for loop", node)
     if obj is builtins.print:
@@ -618,7 +618,7 @@ def tensor_attribute(c: FunctionConverter, base: Val, attr: str, node: ast.Attri
         return c.op("transpose", [x], {"axes": None}, node)
     t = x.tensor
     if attr in ("shape", "ndim", "dtype", "size") and t is None:
-        raise c.error(
+        raise c.needs_types(
             f"x.{attr} needs the tensor's type while converting; annotate the parameters it comes from",
             node,
         )
@@ -705,7 +705,7 @@ def _tensor_index(
     rank = x.tensor.ndim if x.tensor is not None else None
     if any(isinstance(p, ast.Constant) and p.value is Ellipsis for p in parts):
         if rank is None:
-            raise c.error(
+            raise c.needs_types(
                 "'...' in an index needs the tensor's rank; annotate its parameters", node
             )
         k = next(

@@ -76,9 +76,14 @@ from relay.typecheck.calls import infer_call_type
 if TYPE_CHECKING:
     from relay.frontend.function import ModuleBuilder
 
-__all__ = ["FunctionConverter", "UnresolvedName"]
+__all__ = ["FunctionConverter", "NeedsTypes", "UnresolvedName"]
 
 _INT32_MAX = 2**31 - 1
+
+
+class NeedsTypes(Exception):
+    """Raised instead of a FrontendError, when only checking the syntax of a function with
+    unannotated parameters, by a construct that needs argument types."""
 
 
 class UnresolvedName(Exception):
@@ -270,12 +275,14 @@ class FunctionConverter:
         namespace: Callable[[str], object],
         self_name: str | None = None,
         self_ref: Callable[[list[Type | None]], tuple[Expr, Type | None]] | None = None,
+        probe: bool = False,
     ) -> None:
         self.builder = builder
         self.source = source
         self.namespace = namespace
         self.self_name = self_name
         self.self_ref = self_ref
+        self.probe = probe
         self.frame = _Frame()
         self.boxed: set[str] = set()
         self.nonlocals: set[str] = set()
@@ -288,6 +295,10 @@ class FunctionConverter:
 
     def error(self, message: str, node: ast.AST, hint: str | None = None) -> FrontendError:
         return self.source.error(message, node, hint)
+
+    def needs_types(self, message: str, node: ast.AST) -> Exception:
+        """An error that depends on argument types, which a syntax check does not report."""
+        return NeedsTypes(message) if self.probe else self.error(message, node)
 
     def unsupported(self, what: str, node: ast.AST, hint: str | None = None) -> FrontendError:
         return self.error(f"unsupported Python construct: {what}", node, hint)

@@ -35,7 +35,7 @@ from relay.frontend.adt import (
     to_python,
 )
 from relay.frontend.annotations import TypeScope, annotation_type, dtype_name
-from relay.frontend.convert import FunctionConverter, UnresolvedName
+from relay.frontend.convert import FunctionConverter, NeedsTypes, UnresolvedName
 from relay.frontend.source import FunctionSource, read_function
 from relay.ir.expr import Call, Constant, Expr, Function, GlobalVar
 from relay.ir.functor import ExprMutator
@@ -80,6 +80,7 @@ class ModuleBuilder:
     classes: dict[str, type[ConstructorInstance]] = field(
         default_factory=lambda: dict(PRELUDE_CLASSES)
     )
+    probe: bool = False  # only checking syntax: callees are not converted
 
     def call_target(
         self, rf: RelayFunction, arg_types: list[Type | None], span: Span | None
@@ -91,6 +92,8 @@ class ModuleBuilder:
         found = self.targets.get(key)
         if found is not None:
             return found
+        if self.probe:
+            return GlobalVar(rf.__name__), None
         name = rf.__name__
         taken = {g.name_hint for g in self.module.functions}
         n = 1
@@ -244,6 +247,20 @@ class RelayFunction:
             # a name defined later in the file (UnresolvedName): compile at the first call
             with contextlib.suppress(UnresolvedName):
                 self._compile(None)
+        else:
+            self._check_syntax()
+
+    def _check_syntax(self) -> None:
+        """Convert once without argument types, so that unsupported Python is reported at
+        decoration time; what needs the types waits for the first call."""
+        builder = ModuleBuilder(probe=True)
+        gv = GlobalVar(self.__name__)
+        builder.targets[(id(self), None)] = (gv, None)
+        conv = FunctionConverter(
+            builder, self._source, self._lookup, self.__name__, lambda _: (gv, None), probe=True
+        )
+        with contextlib.suppress(UnresolvedName, NeedsTypes):
+            conv.function(self._source.node, {}, [None] * self.arity, None)
 
     # -- annotations ----------------------------------------------------------------------------
 
