@@ -146,3 +146,22 @@ def test_wrong_arguments_name_the_parameter():
     with pytest.raises(relay.TypeCheckError) as info:
         mlp(w, b)
     assert info.value.message == "mlp takes 3 arguments, got 2"
+
+
+@relay
+def any_rows(
+    x: Tensor[float32, (relay.Any, 3)], pair: tuple[float, int]
+) -> Tensor[float32, (relay.Any, 3)]:
+    scale, shift = pair
+    return x * scale + shift
+
+
+def test_any_dimensions_and_tuple_annotations():
+    assert str(any_rows.checked_type) == (
+        "fn (Tensor[(?, 3), float32], (float32, int32)) -> Tensor[(?, 3), float32]"
+    )
+    out = any_rows(np.ones((2, 3), np.float32), (2.0, 1))
+    np.testing.assert_array_equal(out, np.full((2, 3), 3.0))
+    assert any_rows(np.ones((5, 3), np.float32), (1.0, 0)).shape == (5, 3)
+    with pytest.raises(relay.TypeCheckError, match=r"dimension 1 is 4, not 3"):
+        any_rows(np.ones((5, 4), np.float32), (1.0, 0))
