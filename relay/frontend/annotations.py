@@ -21,6 +21,7 @@ from typing import Any as _Any
 
 import numpy as np
 
+from relay.errors import FrontendError
 from relay.ir.types import (
     DTYPES,
     Any,
@@ -92,26 +93,26 @@ class Tensor:
 
     def __class_getitem__(cls, item: object) -> TensorSpec:
         if not isinstance(item, tuple) or len(item) != 2:
-            raise TypeError(
+            raise FrontendError(
                 "write Tensor[dtype, shape], e.g. Tensor[float32, (3, 4)] or Tensor[float32, ()]"
             )
         dtype_obj, shape = item
         dtype = dtype_name(dtype_obj)
         if dtype is None:
-            raise TypeError(f"Tensor[...]: unknown dtype {dtype_obj!r}")
+            raise FrontendError(f"Tensor[...]: unknown dtype {dtype_obj!r}")
         if isinstance(shape, int | str | _AnyDim):
             shape = (shape,)
         if not isinstance(shape, tuple | list):
-            raise TypeError(f"Tensor[...]: the shape must be a tuple, got {shape!r}")
+            raise FrontendError(f"Tensor[...]: the shape must be a tuple, got {shape!r}")
         dims: list[int | str | _AnyDim] = []
         for d in shape:
             if isinstance(d, bool) or not isinstance(d, int | str | _AnyDim):
-                raise TypeError(
+                raise FrontendError(
                     f"Tensor[...]: a dimension is an int, a shape-variable name or relay.Any, "
                     f"got {d!r}"
                 )
             if isinstance(d, int) and d < 0:
-                raise TypeError(f"Tensor[...]: negative dimension {d}")
+                raise FrontendError(f"Tensor[...]: negative dimension {d}")
             dims.append(d)
         return TensorSpec(dtype, tuple(dims))
 

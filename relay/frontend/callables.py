@@ -121,6 +121,8 @@ def reduce(c: FunctionConverter, op: str, b: dict[str, Val], node: ast.AST) -> V
     x = c.materialize(b["a"], node)
     if op == "mean" and x.tensor is not None and not str(x.tensor.dtype).startswith("float"):
         x = c.cast(x, "float32", node)  # numpy's mean of integers is a float
+    if op in ("sum", "prod") and x.tensor is not None and x.tensor.dtype == "bool":
+        x = c.cast(x, "int32", node)  # numpy counts: the sum of bools is an integer
     attrs: dict[str, object] = {
         "axis": _axis(c, b.get("axis"), node),
         "keepdims": _py_bool(c, b.get("keepdims"), node, "keepdims"),
@@ -210,7 +212,7 @@ def _numpy_special(
             f"np.{name}",
             args,
             kwargs,
-            ["a", "axis", "keepdims"] if obj not in (np.argmax, np.argmin) else ["a", "axis"],
+            ["a", "axis", "keepdims"],
             node,
         )
         return reduce(c, pyops.NUMPY_REDUCE[obj], b, node)
@@ -265,19 +267,27 @@ def _numpy_special(
         b = _args(c, "np.tile", args, kwargs, ["A", "reps"], node, 2)
         return c.op("tile", [b["A"]], {"reps": _py_ints(c, b["reps"], node, "reps")}, node)
     if obj is np.repeat:
-        b = _args(c, "np.repeat", args, kwargs, ["a", "repeats", "axis"], node, 3)
-        return c.op(
-            "repeat",
-            [b["a"]],
-            {
-                "repeats": _py_int(c, b["repeats"], node, "repeats"),
-                "axis": _py_int(c, b["axis"], node, "axis"),
-            },
-            node,
-        )
+        b = _args(c, "np.repeat", args, kwargs, ["a", "repeats", "axis"], node, 2)
+        data = c.materialize(b["a"], node)
+        rep_axis = b.get("axis")
+        if rep_axis is None or (isinstance(rep_axis, Py) and rep_axis.value is None):
+            data = c.op("reshape", [data], {"newshape": [-1]}, node)  # numpy flattens first
+            axis = 0
+        else:
+            axis = _py_int(c, rep_axis, node, "axis")
+        repeats = _py_int(c, b["repeats"], node, "repeats")
+        return c.op("repeat", [data], {"repeats": repeats, "axis": axis}, node)
     if obj is np.flip:
-        b = _args(c, "np.flip", args, kwargs, ["m", "axis"], node, 2)
-        return c.op("reverse", [b["m"]], {"axis": _py_int(c, b["axis"], node, "axis")}, node)
+        b = _args(c, "np.flip", args, kwargs, ["m", "axis"], node)
+        out = c.materialize(b["m"], node)
+        flip_axes = _axis(c, b.get("axis"), node)
+        if flip_axes is None:
+            if out.tensor is None:
+                raise c.needs_types("np.flip without an axis needs the tensor's rank", node)
+            flip_axes = list(range(out.tensor.ndim))
+        for a in [flip_axes] if isinstance(flip_axes, int) else flip_axes:
+            out = c.op("reverse", [out], {"axis": a}, node)
+        return out
     if obj is np.broadcast_to:
         b = _args(c, "np.broadcast_to", args, kwargs, ["array", "shape"], node, 2)
         return c.op(
@@ -286,15 +296,13 @@ def _numpy_special(
     if obj is np.take:
         b = _args(c, "np.take", args, kwargs, ["a", "indices", "axis"], node, 2)
         take_axis = b.get("axis")
-        return c.op(
-            "take",
-            [b["a"], b["indices"]],
-            {
-                "axis": None if take_axis is None else _py_int(c, take_axis, node, "axis"),
-                "mode": "wrap",
-            },
-            node,
-        )
+        data = c.materialize(b["a"], node)
+        if take_axis is None:
+            data = c.op("reshape", [data], {"newshape": [-1]}, node)
+            axis = 0
+        else:
+            axis = _py_int(c, take_axis, node, "axis")
+        return take_checked(c, data, b["indices"], axis, node)
     if obj is np.arange:
         return arange(c, args, kwargs, node)
     return None
@@ -319,19 +327,19 @@ def _same_dtype(c: FunctionConverter, seq: TupleVal, node: ast.AST) -> TupleVal:
 
 def clip(c: FunctionConverter, b: dict[str, Val], node: ast.AST) -> Val:
     lo, hi = b["a_min"], b["a_max"]
+    lo_none = isinstance(lo, Py) and lo.value is None
+    hi_none = isinstance(hi, Py) and hi.value is None
+    if lo_none and hi_none:
+        raise c.error("clip needs a_min or a_max", node)
     if not (
         isinstance(lo, Py) and isinstance(hi, Py) and is_number(lo.value) and is_number(hi.value)
     ):
-        x = c.materialize(b["a"], node)
-        return c.op(
-            "minimum",
-            [
-                c.op("maximum", [x, c.materialize(lo, node, x)], {}, node),
-                c.materialize(hi, node, x),
-            ],
-            {},
-            node,
-        )
+        out: Val = b["a"]
+        if not lo_none:
+            out = c.binary("maximum", out, lo, node)
+        if not hi_none:
+            out = c.binary("minimum", out, hi, node)
+        return out
     return c.op("clip", [b["a"]], {"a_min": float(lo.value), "a_max": float(hi.value)}, node)  # type: ignore[arg-type]
 
 
@@ -433,11 +441,18 @@ def call_object(
         if kwargs:
             raise c.error("keyword arguments to @relay functions are not supported", node)
         exs = [c.materialize(a, node) for a in args]
+        arity = len(c.source.node.args.args)
+        if len(exs) != arity:
+            s = "s" if arity != 1 else ""
+            raise c.error(f"{obj.name} takes {arity} argument{s}, got {len(exs)}", node)
         target, ret = c.self_ref([e.ty for e in exs])
         return Ex(Call(target, tuple(e.expr for e in exs), span=c.span(node)), ret)
     if isinstance(obj, RelayFunction):
         if kwargs:
             raise c.error("keyword arguments to @relay functions are not supported", node)
+        if len(args) != obj.arity:
+            s = "s" if obj.arity != 1 else ""
+            raise c.error(f"{obj.__name__} takes {obj.arity} argument{s}, got {len(args)}", node)
         exs = [c.materialize(a, node) for a in args]
         target, ret = c.builder.call_target(obj, [e.ty for e in exs], c.span(node))
         return Ex(Call(target, tuple(e.expr for e in exs), span=c.span(node)), ret)
@@ -563,7 +578,7 @@ def call_method(
     """``x.name(args)`` for a tensor ``x``."""
     x = c.materialize(receiver, node)
     if name in pyops.REDUCE_METHODS:
-        params = ["axis", "keepdims"] if name not in ("argmax", "argmin") else ["axis"]
+        params = ["axis", "keepdims"]
         b = _args(c, f".{name}()", args, kwargs, params, node, 0)
         b["a"] = x
         return reduce(c, pyops.REDUCE_METHODS[name], b, node)
@@ -683,6 +698,8 @@ def subscript(
             )
         return Ex(TupleGetItem(x.expr, i, span=c.span(node)), x.ty.fields[i])
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    if all(isinstance(p, ast.Constant) and p.value is None for p in parts):
+        return c.op("expand_dims", [x], {"axis": 0, "num_newaxis": len(parts)}, node)  # x[None]
     return _tensor_index(c, x, parts, node, env)
 
 
@@ -736,10 +753,15 @@ def _tensor_index(
             axes.append(axis)
             continue
         if isinstance(p, ast.Constant) and p.value is None:
-            raise c.unsupported("None (np.newaxis) in an index", p, "use np.expand_dims")
+            raise c.unsupported(
+                "None (np.newaxis) mixed with other indices", p, "use np.expand_dims"
+            )
         v = c.expr(p, env)
         if isinstance(v, Py) and isinstance(v.value, int) and not isinstance(v.value, bool):
             i = v.value
+            size = _static_dim(x, axis)
+            if size is not None and not -size <= i < size:
+                raise c.error(f"index {i} is out of bounds for axis {axis} with size {size}", p)
             begin.append(i)
             end.append(i + 1 if i != -1 else _INT32_MAX)
             strides.append(1)
@@ -764,5 +786,36 @@ def _tensor_index(
         if taken is None:
             out = c.op("squeeze", [out], {"axis": [axis]}, node)
         else:
-            out = c.op("take", [out, taken], {"axis": axis, "mode": "wrap"}, node)
+            out = take_checked(c, out, taken, axis, node)
     return out
+
+
+def take_checked(c: FunctionConverter, x: Ex, index: Val, axis: int, node: ast.AST) -> Ex:
+    """``x`` indexed by ``index`` along ``axis`` as numpy does: a negative index counts from
+    the end, and one out of range is an error at run time."""
+    if isinstance(index, Py) and isinstance(index.value, int) and not isinstance(index.value, bool):
+        size = _static_dim(x, axis)
+        i = index.value
+        if size is not None and not -size <= i < size:
+            raise c.error(f"index {i} is out of bounds for axis {axis} with size {size}", node)
+        if size is not None and i < 0:
+            index = Py(i + size)
+    idx = c.materialize(index, node)
+    if not (isinstance(idx.expr, Constant) and int(np.min(idx.expr.data, initial=0)) >= 0):
+        size_val: Val = (
+            Py(_static_dim(x, axis))
+            if _static_dim(x, axis) is not None
+            else _shape_dim(c, x, axis, node)
+        )
+        negative = c.binary("less", idx, Py(0), node)
+        wrapped = c.binary("add", idx, size_val, node)
+        idx = c.op("where", [negative, wrapped, idx], {}, node)
+    return c.op("take", [x, idx], {"axis": axis, "mode": "fast"}, node)
+
+
+def _static_dim(x: Ex, axis: int) -> int | None:
+    t = x.tensor
+    if t is None or not -t.ndim <= axis < t.ndim:
+        return None
+    d = t.shape[axis]
+    return d if isinstance(d, int) else None

@@ -47,11 +47,21 @@ from typing import TYPE_CHECKING, Any as _Any
 
 import numpy as np
 
-from relay.errors import FrontendError, TypeCheckError
+from relay.errors import FrontendError, RelayError, TypeCheckError
 from relay.frontend import pyops
 from relay.frontend.annotations import TypeScope, annotation_type, dtype_name
 from relay.frontend.source import FunctionSource
-from relay.frontend.values import Boxed, Ex, Py, TupleVal, Val, is_number, tuple_type
+from relay.frontend.values import (
+    Boxed,
+    Ex,
+    Py,
+    TupleVal,
+    Undefined,
+    Val,
+    defined,
+    is_number,
+    tuple_type,
+)
 from relay.ir.expr import (
     Call,
     Constant,
@@ -187,9 +197,7 @@ def definitely_assigned(stmts: Sequence[ast.stmt]) -> set[str] | None:
         elif isinstance(s, ast.If | ast.Match):
             arms = [s.body, s.orelse] if isinstance(s, ast.If) else [c.body for c in s.cases]
             if isinstance(s, ast.Match) and not (
-                s.cases
-                and isinstance(s.cases[-1].pattern, ast.MatchAs)
-                and s.cases[-1].pattern.pattern is None
+                s.cases and _irrefutable_pattern(s.cases[-1].pattern)
             ):
                 arms.append([])  # perhaps no case matches
             found = [definitely_assigned(a) for a in arms]
@@ -198,6 +206,14 @@ def definitely_assigned(stmts: Sequence[ast.stmt]) -> set[str] | None:
                 return None
             out.update(set.intersection(*live))
     return out
+
+
+def _irrefutable_pattern(p: ast.pattern) -> bool:
+    if isinstance(p, ast.MatchAs):
+        return p.pattern is None
+    if isinstance(p, ast.MatchSequence):
+        return all(_irrefutable_pattern(q) for q in p.patterns)
+    return False
 
 
 def _jumps(stmts: Sequence[ast.stmt], loops_too: bool) -> set[str]:
@@ -519,7 +535,8 @@ class FunctionConverter:
             else:
                 cell = self.emit(name, RefCreate(ex.expr, span=self.span(node)), None)
                 assert isinstance(cell.expr, Var)
-                env[name] = Boxed(cell.expr, ex.ty)
+                weak = ex.weak or (isinstance(value, Py) and is_number(value.value))
+                env[name] = Boxed(cell.expr, ex.ty, weak)
             return
         if annotation is None and isinstance(value, Py | TupleVal):
             env[name] = value
@@ -528,7 +545,8 @@ class FunctionConverter:
         if annotation is None and isinstance(ex.expr, Var | Constant | GlobalVar | Constructor):
             env[name] = ex
             return
-        env[name] = self.emit(name, ex.expr, ex.ty, annotation)
+        bound = self.emit(name, ex.expr, ex.ty, annotation)
+        env[name] = Ex(bound.expr, bound.ty, ex.weak and annotation is None)
 
     def unpack(self, value: Val, n: int, node: ast.AST) -> list[Val]:
         if isinstance(value, TupleVal):
@@ -554,8 +572,10 @@ class FunctionConverter:
 
     def name(self, node: ast.Name, env: dict[str, _Any]) -> Val:
         v = env.get(node.id)
+        if isinstance(v, Undefined):
+            raise self.error(f"{node.id} {v.reason}", node)
         if isinstance(v, Boxed):
-            return Ex(RefRead(v.var, span=self.span(node)), v.ty)
+            return Ex(RefRead(v.var, span=self.span(node)), v.ty, v.weak)
         if v is not None:
             return v  # type: ignore[no-any-return]
         if node.id == self.self_name and self.self_ref is not None:
@@ -583,7 +603,10 @@ class FunctionConverter:
             "bool" if isinstance(value, bool) else "int32" if isinstance(value, int) else "float32"
         )
         if like is not None and target is None:
-            c = Constant(np.asarray(value, dtype=default), span=span)
+            try:
+                c = Constant(np.asarray(value, dtype=default), span=span)
+            except OverflowError:
+                raise self.error(f"the literal {value} does not fit in {default}", node) from None
             call = Call(
                 get_op("cast_like").op,
                 (c, like.expr),
@@ -593,11 +616,10 @@ class FunctionConverter:
             self.weak.append(call)
             return Ex(call, None)
         dtype = default
-        if isinstance(target, str) and not isinstance(value, bool):
-            if _float_dtype(target) or (_int_dtype(target) and isinstance(value, int)):
-                dtype = target
-        elif target == "bool" and isinstance(value, bool):
-            dtype = "bool"
+        if isinstance(target, str) and (
+            _float_dtype(target) or (_int_dtype(target) and not isinstance(value, float))
+        ):
+            dtype = target  # True + x counts True as 1, as numpy does
         try:
             arr = np.asarray(value, dtype=dtype)
         except OverflowError:
@@ -611,7 +633,7 @@ class FunctionConverter:
         if isinstance(value, Ex):
             return value
         if isinstance(value, Boxed):
-            return Ex(RefRead(value.var, span=self.span(node)), value.ty)
+            return Ex(RefRead(value.var, span=self.span(node)), value.ty, value.weak)
         if isinstance(value, TupleVal):
             items = [self.materialize(v, node) for v in value.items]
             return Ex(
@@ -647,6 +669,12 @@ class FunctionConverter:
         if arr.dtype == np.float64:
             arr = arr.astype("float32")
         elif arr.dtype == np.int64:
+            if arr.size and (arr.min() < -(2**31) or arr.max() >= 2**31):
+                raise self.error(
+                    "a captured int64 array has values that do not fit in int32",
+                    node,
+                    "convert it yourself (e.g. to float32) before the function uses it",
+                )
             arr = arr.astype("int32")
         if dtype_name(arr.dtype) is None:
             raise self.error(
@@ -811,10 +839,18 @@ class FunctionConverter:
                     return Py(fold(a.value, b.value))
                 except (ZeroDivisionError, OverflowError) as err:
                     raise self.error(f"{err}", node) from None
+        for v in (a, b):
+            if isinstance(v, TupleVal) or (isinstance(v, Ex) and isinstance(v.ty, TupleType)):
+                raise self.error(
+                    "tuple arithmetic (concatenation, repetition) is not supported", node
+                )
         x, y = self.coerce(a, b, node, true_division=op == "divide")
         if op == "matmul":
             return self.matmul(x, y, node)
-        return self.op(op, [x, y], {}, node)
+        out = self.op(op, [x, y], {}, node)
+        if _is_weak(a) and _is_weak(b) and op not in _NOT_WEAK:
+            return Ex(out.expr, out.ty, True)
+        return out
 
     def coerce(self, a: Val, b: Val, node: ast.AST, true_division: bool = False) -> tuple[Ex, Ex]:
         """Two operands with one dtype: a Python number takes the tensor's dtype, an integer
@@ -828,7 +864,8 @@ class FunctionConverter:
                 and not _float_dtype(y.tensor.dtype)
             ):
                 y = self.cast(y, "float32", node)
-            return self.literal(a.value, node, y), self._int_div(y, true_division, node)
+            y = self._int_div(y, true_division, node)
+            return self.literal(a.value, node, y), y
         if isinstance(b, Py) and is_number(b.value) and not isinstance(a, Py):
             x = self.materialize(a, node)
             if (
@@ -840,6 +877,10 @@ class FunctionConverter:
             x = self._int_div(x, true_division, node)
             return x, self.literal(b.value, node, x)
         x, y = self.materialize(a, node), self.materialize(b, node)
+        if x.weak != y.weak:  # a scalar from Python numbers meets a tensor: it takes its dtype
+            weak, strong = (x, y) if x.weak else (y, x)
+            weak = self._adopt(weak, strong, node, true_division)
+            x, y = (weak, strong) if x.weak else (strong, weak)
         tx, ty = x.tensor, y.tensor
         if tx is not None and ty is not None and tx.dtype != ty.dtype:
             if _float_dtype(tx.dtype) and not _float_dtype(ty.dtype):
@@ -851,6 +892,25 @@ class FunctionConverter:
             elif _int_dtype(ty.dtype) and tx.dtype == "bool":
                 x = self.cast(x, ty.dtype, node)  # type: ignore[arg-type]
         return self._int_div(x, true_division, node), self._int_div(y, true_division, node)
+
+    def _adopt(self, weak: Ex, strong: Ex, node: ast.AST, true_division: bool) -> Ex:
+        """The weakly typed scalar ``weak`` in the dtype of ``strong``."""
+        wt, st = weak.tensor, strong.tensor
+        if st is None:
+            if wt is not None and _float_dtype(wt.dtype):
+                return weak  # a float must not be truncated: leave the check to inference
+            call = Call(
+                get_op("cast_like").op,
+                (weak.expr, strong.expr),
+                get_op("cast_like").validate_attrs(None),
+                span=self.span(node),
+            )
+            return Ex(call, None)
+        if wt is None or wt.dtype == st.dtype:
+            return weak
+        if _float_dtype(wt.dtype) and not _float_dtype(st.dtype):
+            return weak  # the int tensor is promoted instead (below)
+        return self.cast(weak, str(st.dtype), node)
 
     def _int_div(self, x: Ex, true_division: bool, node: ast.AST) -> Ex:
         if true_division and x.tensor is not None and not _float_dtype(x.tensor.dtype):
@@ -1002,6 +1062,8 @@ class FunctionConverter:
         text = ast.unparse(node)
         try:
             return eval(text, _AnnotationNamespace(self.namespace))
+        except RelayError as err:
+            raise self.error(err.message, node) from None
         except Exception as err:
             raise self.error(f"cannot evaluate the annotation {text}: {err}", node) from None
 
@@ -1045,8 +1107,16 @@ class FunctionConverter:
             exprs = self._branch_exprs(stmt, cond_val, branches, env, Cont(end_with_tuple))
             types = self._exit_types(exits, joined)
             result = self.emit("if" if isinstance(stmt, ast.If) else "match", exprs, None)
+            line = getattr(stmt, "lineno", 0) + self.source.first_line - 1
+            for n in live:
+                if n not in joined and not defined(env, n):
+                    env[n] = Undefined(
+                        f"is not assigned on every path through the statement at line {line}"
+                    )
             for i, n in enumerate(joined):
-                env[n] = self.emit(n, TupleGetItem(result.expr, i, span=self.span(stmt)), types[i])
+                part = self.emit(n, TupleGetItem(result.expr, i, span=self.span(stmt)), types[i])
+                weak = all(_is_weak(e.get(n)) for e in exits)
+                env[n] = Ex(part.expr, part.ty, weak)
             return None
         if not rest:
             return self._branch_exprs(stmt, cond_val, branches, env, k)
@@ -1062,20 +1132,25 @@ class FunctionConverter:
 
         branch_k = Cont(to_join, k.brk, k.cont, k.in_loop)
         body = self._branch_exprs(stmt, cond_val, branches, env, branch_k)
+        if not exits:
+            return body  # no branch reaches the code after the statement: it is dead
         types = self._exit_types(exits, joined)
         params = [Var(n, t, span=self.span(stmt)) for n, t in zip(joined, types, strict=True)]
         inner = dict(env)
         for n, p, t in zip(joined, params, types, strict=True):
-            inner[n] = Ex(p, t)
+            inner[n] = Ex(p, t, bool(exits) and all(_is_weak(e.get(n)) for e in exits))
+        line = getattr(stmt, "lineno", 0) + self.source.first_line - 1
         for n in live:
             if n not in joined:
-                inner.pop(n, None)
+                inner[n] = Undefined(
+                    f"is not assigned on every path through the statement at line {line}"
+                )
         join_body = self.sub_block(lambda: self.block(rest, inner, k))
         join_fn = Function(tuple(params), join_body, span=self.span(stmt))
         return Let(join, join_fn, body, span=self.span(stmt))
 
     def _joined_value(self, env: dict[str, _Any], name: str, stmt: ast.AST) -> Expr:
-        if name not in env:
+        if not defined(env, name):
             raise self.error(f"{name} is not assigned on every path through this statement", stmt)
         return self.materialize(env[name], stmt).expr
 
@@ -1089,7 +1164,7 @@ class FunctionConverter:
         """The assigned variables that are defined after the statement on every path that
         reaches its end."""
         sets = [definitely_assigned(b) for b in branches]
-        return [n for n in live if n in env or all(s is None or n in s for s in sets)]
+        return [n for n in live if defined(env, n) or all(s is None or n in s for s in sets)]
 
     def _exit_types(self, exits: list[dict[str, _Any]], joined: list[str]) -> list[Type | None]:
         types: list[Type | None] = []
@@ -1151,7 +1226,23 @@ def _static_type(v: object) -> Type | None:
         return v.ty
     if isinstance(v, Boxed):
         return v.ty
+    if isinstance(v, Py) and is_number(v.value):  # materialised with its default dtype
+        value = v.value
+        return TensorType(
+            (),
+            "bool" if isinstance(value, bool) else "int32" if isinstance(value, int) else "float32",
+        )
     return None
+
+
+def _is_weak(v: object) -> bool:
+    """A Python number, or a scalar computed only from Python numbers."""
+    return (isinstance(v, Py) and is_number(v.value)) or (isinstance(v, Ex | Boxed) and v.weak)
+
+
+_NOT_WEAK = frozenset(
+    {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+)  # comparisons give bool, which does not adopt other dtypes
 
 
 def _pos(node: ast.AST) -> dict[str, int]:

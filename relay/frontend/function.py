@@ -41,7 +41,7 @@ from relay.ir.expr import Call, Constant, Expr, Function, GlobalVar
 from relay.ir.functor import ExprMutator
 from relay.ir.module import Module
 from relay.ir.span import Span
-from relay.ir.types import TensorType, TupleType, Type, free_type_vars
+from relay.ir.types import GlobalTypeVar, TensorType, TupleType, Type, TypeCall, free_type_vars
 
 __all__ = ["ModuleBuilder", "RelayFunction", "function", "grad"]
 
@@ -217,6 +217,25 @@ def _value_type(value: object) -> Type | None:
             if any(i is None for i in items)
             else TupleType(tuple(i for i in items if i is not None))
         )
+    return _data_value_type(value)
+
+
+def _data_value_type(value: object) -> Type | None:
+    """The type of a data-type argument where its first element decides it: a Python list or
+    a prelude ``List`` (its head), ``Some(x)``, or a value of a data type without parameters."""
+    from relay.frontend.adt import Cons, DataType, Some
+
+    if isinstance(value, list):
+        head = _value_type(value[0]) if value else None
+        return TypeCall(GlobalTypeVar("List"), (head,)) if head is not None else None
+    if isinstance(value, Cons | Some):
+        head = _value_type(value.fields[0])
+        name = "List" if isinstance(value, Cons) else "Option"
+        return TypeCall(GlobalTypeVar(name), (head,)) if head is not None else None
+    if isinstance(value, ConstructorInstance):
+        data = next(b for b in type(value).__mro__ if b.__dict__.get("__relay_constructors__"))
+        if issubclass(data, DataType) and not data.__relay_params__:
+            return GlobalTypeVar(data.__relay_name__)
     return None
 
 
@@ -418,16 +437,58 @@ class RelayFunction:
     def __repr__(self) -> str:
         return f"<relay function {self.__name__}>"
 
-    def __call__(self, *args: object) -> object:
-        return self.interpret(*args)
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return self.interpret(*args, **kwargs)
 
-    def interpret(self, *args: object) -> object:
+    def _bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, ...]:
+        if not kwargs:
+            return args
+        names = [a.arg for a in self._source.node.args.args]
+        bound = list(args)
+        for name in names[len(args) :]:
+            if name not in kwargs:
+                break
+            bound.append(kwargs.pop(name))
+        if kwargs:
+            unknown = next(iter(kwargs))
+            what = "got two values for" if unknown in names else "has no parameter"
+            raise TypeCheckError(
+                f"{self.__name__} {what} {unknown}", self._source.span(self._source.node)
+            )
+        return tuple(bound)
+
+    def _argument(self, c: _Compiled, i: int, value: object) -> object:
+        """Argument ``i`` as a run-time value: a Python number takes the dtype of its
+        (annotated) parameter, as it would inside the function."""
+        param = c.module.functions[c.global_var].params[i]
+        ty = c.param_types[i]
+        try:
+            if (
+                isinstance(value, int | float | bool)
+                and isinstance(ty, TensorType)
+                and ty.shape == ()
+                and isinstance(ty.dtype, str)
+            ):
+                arr = np.asarray(value, dtype=ty.dtype)
+                if isinstance(value, float) and ty.dtype.startswith(("int", "uint", "bool")):
+                    raise TypeError(f"cannot pass the float {value} as {ty.dtype}")
+                if arr != value:
+                    raise OverflowError(f"{value} does not fit in {ty.dtype}")
+                return arr
+            return from_python(value, c.module, ty)
+        except (TypeError, ValueError, OverflowError) as err:
+            raise TypeCheckError(
+                f"argument {i} of {self.__name__} (%{param.name_hint}): {err}", param.span
+            ) from None
+
+    def interpret(self, *args: object, **kwargs: object) -> object:
         """Run on the reference interpreter."""
         from relay.backend.interpreter import Interpreter
         from relay.backend.interpreter.conform import check_arguments
 
+        args = self._bind(args, dict(kwargs))
         c = self._compiled_for(args)
-        values = [from_python(a, c.module, t) for a, t in zip(args, c.param_types, strict=True)]
+        values: list[_Any] = [self._argument(c, i, a) for i, a in enumerate(args)]
         func = c.module.functions[c.global_var]
         try:
             check_arguments(func, values, self.__name__)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any as _Any
 
 from relay.frontend.convert import Cont, _jumps, assigned_names
-from relay.frontend.values import Ex, Py, Val, is_number
+from relay.frontend.values import Ex, Py, Undefined, Val, defined, is_number
 from relay.ir.expr import Call, Expr, Function, If, Let, Tuple, TupleGetItem, Var
 from relay.ir.printer import astext
 from relay.ir.types import TensorType, Type
@@ -104,7 +104,7 @@ def convert_loop(
     assigned = assigned_names(body)
     if target is not None:
         assigned = [target, *[n for n in assigned if n != target]]
-    state = [n for n in assigned if n in env and n not in c.boxed]
+    state = [n for n in assigned if defined(env, n) and n not in c.boxed]
     # the counter and bounds are evaluated once, before the loop
     counter_init: Val | None = None
     stop: Val | None = None
@@ -114,12 +114,22 @@ def convert_loop(
         if isinstance(stop, Ex) and not isinstance(stop.expr, Var):
             stop = c.emit("stop", stop.expr, stop.ty)
     init: dict[str, Ex] = {n: _as_state(c, env[n], stmt) for n in state}
-    counter_ex = (
-        c.literal(counter_init.value, stmt)
-        if isinstance(counter_init, Py)
-        else (c.materialize(counter_init, stmt) if counter_init is not None else None)
-    )
-    weak = {n for n in state if isinstance(env[n], Py) and is_number(env[n].value)}
+    counter_ex: Ex | None = None
+    if counter_init is not None and stop is not None:
+        bound = c.materialize(stop, stmt) if isinstance(stop, Ex) else None
+        like = bound if bound is not None and bound.tensor is not None else None
+        dtype = str(like.tensor.dtype) if like is not None and like.tensor is not None else "int32"
+        if not dtype.startswith(("int", "uint")):
+            raise c.error(f"range() bounds must be integers, got a {dtype} tensor", stmt)
+        if isinstance(counter_init, Py):
+            counter_ex = c.literal(counter_init.value, stmt, like)
+        else:
+            counter_ex = c.materialize(counter_init, stmt)
+        counter_ex = Ex(counter_ex.expr, counter_ex.ty, True)  # a Python int: weakly typed
+    weak = {n for n in state if _weak_value(env[n])}
+    if target is not None and target in c.boxed and counter_ex is not None:
+        # closures read the loop variable late: it lives in a cell that each iteration sets
+        c.bind(target, counter_ex, env, stmt)
     for _ in range(3):
         weak_mark = len(c.weak)
         built = _build(
@@ -133,7 +143,8 @@ def convert_loop(
                 continue
             after = others[0]
             if n in weak and isinstance(after, TensorType) and len(others) == 1:
-                init[n] = _weak_init(c, env[n].value, after, stmt)
+                init[n] = _weak_init(c, env[n], init[n], after, stmt)
+                weak.discard(n)
                 changed = True
             else:
                 raise c.error(
@@ -148,17 +159,34 @@ def convert_loop(
     return built.finish()
 
 
+def _inside(c: FunctionConverter, stmt: ast.AST) -> Undefined:
+    line = getattr(stmt, "lineno", 0) + c.source.first_line - 1
+    return Undefined(
+        f"is assigned only inside the loop at line {line}; give it a value before the loop"
+    )
+
+
+def _weak_value(v: object) -> bool:
+    return (isinstance(v, Py) and is_number(v.value)) or (isinstance(v, Ex) and v.weak)
+
+
 def _as_state(c: FunctionConverter, v: object, stmt: ast.AST) -> Ex:
     if isinstance(v, Ex):
         return v
     return c.materialize(v, stmt)  # type: ignore[arg-type]
 
 
-def _weak_init(c: FunctionConverter, value: object, ty: TensorType, stmt: ast.AST) -> Ex:
-    """The Python number ``value`` as a tensor of type ``ty``."""
+def _weak_init(
+    c: FunctionConverter, value: object, current: Ex, ty: TensorType, stmt: ast.AST
+) -> Ex:
+    """The weakly typed number ``value`` (a Python number, or a scalar computed from them,
+    already materialised as ``current``) as a tensor of type ``ty``."""
     if not isinstance(ty.dtype, str):
         raise c.error("a loop variable initialised with a number needs a known dtype", stmt)
-    scalar = c.literal(value, stmt, Ex(Tuple(()), TensorType((), ty.dtype)))
+    if isinstance(value, Py):
+        scalar = c.literal(value.value, stmt, Ex(Tuple(()), TensorType((), ty.dtype)))
+    else:
+        scalar = c.cast(current, ty.dtype, stmt)
     if ty.shape == ():
         return scalar
     if not ty.is_static:
@@ -198,13 +226,14 @@ def _build(
     kind = "while_loop" if isinstance(stmt, ast.While) else "for_loop"
     loop = Var(kind, span=span)
     params = [Var(n, init[n].ty, span=span) for n in state]
+    weak_state = {n for n in state if _weak_value(env[n]) and init[n].ty == _scalar_of(init[n])}
     counter = (
         Var(target or "i", counter_init.ty if counter_init else None, span=span) if rng else None
     )
     all_params = ([counter] if counter is not None else []) + params
     inner = dict(env)
     for n, p in zip(state, params, strict=True):
-        inner[n] = Ex(p, init[n].ty)
+        inner[n] = Ex(p, init[n].ty, n in weak_state)
     seen: list[dict[str, _Any]] = []
 
     def state_exprs(e: dict[str, _Any]) -> list[Expr]:
@@ -215,7 +244,10 @@ def _build(
         args = state_exprs(e)
         if counter is not None and rng is not None:
             step = c.binary(
-                "add", Ex(counter, counter_init.ty if counter_init else None), Py(rng.step), stmt
+                "add",
+                Ex(counter, counter_init.ty if counter_init else None, True),
+                Py(rng.step),
+                stmt,
             )
             args = [c.materialize(step, stmt).expr, *args]
         return Call(loop, tuple(args), span=span)
@@ -226,8 +258,9 @@ def _build(
 
     def loop_body() -> Expr:
         body_env = dict(inner)
-        if counter is not None and target is not None:
-            body_env[target] = Ex(counter, counter_init.ty if counter_init else None)
+        boxed_target = target is not None and target in c.boxed
+        if counter is not None and target is not None and not boxed_target:
+            body_env[target] = Ex(counter, counter_init.ty if counter_init else None, True)
         if has_return:
             brk = lambda e: Call(after, tuple(state_exprs(e)), span=span)  # noqa: E731
             body_k = Cont(next_call, brk, next_call, True)
@@ -236,13 +269,22 @@ def _build(
         if counter is not None and rng is not None and stop is not None:
             cmp = "less" if rng.step > 0 else "greater"
             cond = c.materialize(
-                c.binary(cmp, Ex(counter, counter_init.ty if counter_init else None), stop, stmt),
+                c.binary(
+                    cmp, Ex(counter, counter_init.ty if counter_init else None, True), stop, stmt
+                ),
                 stmt,
             ).expr
         else:
             assert isinstance(stmt, ast.While)
             cond = c.condition(c.expr(stmt.test, inner), stmt.test)
-        then = c.sub_block(lambda: c.block(stmt.body, body_env, body_k))
+
+        def iteration() -> Expr:
+            if boxed_target and counter is not None and target is not None:
+                value = Ex(counter, counter_init.ty if counter_init else None, True)
+                c.bind(target, value, body_env, stmt)  # the cell closures read
+            return c.block(stmt.body, body_env, body_k)
+
+        then = c.sub_block(iteration)
         if has_return:
             otherwise: Expr = Call(after, tuple(params), span=span)
         else:
@@ -271,8 +313,8 @@ def _build(
         for n, p in zip(state, after_params, strict=True):
             after_env[n] = Ex(p, init[n].ty)
         for n in assigned_names(stmt.body):
-            if n not in env:  # defined only inside the loop
-                after_env.pop(n, None)
+            if not defined(env, n):  # defined only inside the loop
+                after_env[n] = _inside(c, stmt)
 
         def finish_cps() -> Expr:
             after_body = c.sub_block(lambda: c.block(rest, after_env, k))
@@ -282,7 +324,7 @@ def _build(
         built.finish = finish_cps
         return built
 
-    before = set(env)
+    before = {n for n in env if defined(env, n)}
 
     def finish_value() -> None:
         c.frame.bindings.append((loop, loop_fn))
@@ -294,12 +336,18 @@ def _build(
                 env[n] = c.emit(n, TupleGetItem(out.expr, i, span=span), init[n].ty)
         for n in assigned_names(stmt.body):
             if n not in before:  # defined only inside the loop
-                env.pop(n, None)
+                env[n] = _inside(c, stmt)
         if target is not None and target not in before:
-            env.pop(target, None)
+            env[target] = _inside(c, stmt)
 
     built.finish = finish_value
     return built
+
+
+def _scalar_of(v: Ex) -> Type | None:
+    """``v``'s type when it is a rank-0 tensor."""
+    t = v.tensor
+    return t if t is not None and t.shape == () else None
 
 
 def _type_of(v: object) -> Type | None:

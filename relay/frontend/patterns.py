@@ -35,7 +35,12 @@ __all__ = ["covers_all", "match_statement"]
 
 
 def _irrefutable(p: ast.pattern) -> bool:
-    return isinstance(p, ast.MatchAs) and p.pattern is None
+    """A pattern every value of its type matches: a capture, ``_``, or a tuple of them."""
+    if isinstance(p, ast.MatchAs):
+        return p.pattern is None
+    if isinstance(p, ast.MatchSequence):
+        return all(_irrefutable(q) for q in p.patterns)
+    return False
 
 
 def _constructor_class(c: FunctionConverter, p: ast.MatchClass, env: dict[str, _Any]) -> type:

@@ -27,6 +27,7 @@ class Ex:
 
     expr: Expr
     ty: Type | None = None
+    weak: bool = False  # a scalar that came from Python numbers: takes its partner's dtype
 
     @property
     def tensor(self) -> TensorType | None:
@@ -54,6 +55,20 @@ class Boxed:
 
     var: Var
     ty: Type | None = None
+    weak: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Undefined:
+    """A name assigned on some paths only (inside a loop, or in some branches): using it
+    afterwards is an error that says so."""
+
+    reason: str
+
+
+def defined(env: dict[str, object], name: str) -> bool:
+    """Whether ``name`` has a value in ``env``."""
+    return name in env and not isinstance(env[name], Undefined)
 
 
 Val = Ex | Py | TupleVal
