@@ -78,7 +78,8 @@ class TypeCheckError(RelayError):
         if len(errors) == 1:
             return errors[0]
         first = errors[0]
-        more = [f"({len(errors) - 1} more type errors)"]
+        n = len(errors) - 1
+        more = [f"({n} more type error{'s' if n != 1 else ''})"]
         for e in errors[1:]:
             more.append(str(e))
         combined = TypeCheckError(first.message, first.span, (*first.notes, *more))

@@ -60,3 +60,14 @@ def test_the_source_is_quoted_when_the_error_is_made():
     assert str(err) == "again.rly:1:1: oops\nfirst text\n^^^^^"
     err.span = Span("again.rly", 1, 7, 1, 11)
     assert str(err) == "again.rly:1:7: oops\nother text\n      ^^^^"
+
+
+@pytest.mark.parametrize(
+    ("count", "note"), [(2, "(1 more type error)"), (3, "(2 more type errors)")]
+)
+def test_combined_type_errors_count_the_others_in_singular_or_plural(count, note):
+    errors = [TypeCheckError(f"error {i}") for i in range(count)]
+    combined = TypeCheckError.combine(errors)
+    assert combined.errors == errors
+    assert str(combined).split("\n") == ["error 0", note, *(f"error {i}" for i in range(1, count))]
+    assert TypeCheckError.combine(errors[:1]) is errors[0]

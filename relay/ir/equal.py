@@ -73,7 +73,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any as TypingAny, TypeAlias
+from typing import Any as TypingAny, TypeAlias, cast
 
 import numpy as np
 
@@ -355,7 +355,7 @@ class _Comparer:
         elif isinstance(a, TupleType) and isinstance(b, TupleType):
             self.push_types(a.fields, b.fields, p, "fields", sc, stack)
         elif isinstance(a, TypeCall) and isinstance(b, TypeCall):
-            self.push_types(a.args, b.args, p, "args", sc, stack)
+            self.type_call_args(a, b, p, sc, stack)
             stack.append((a.func, b.func, (p, "func", -1), sc))
         elif isinstance(a, RefType) and isinstance(b, RefType):
             stack.append((a.value, b.value, (p, "value", -1), sc))
@@ -399,6 +399,25 @@ class _Comparer:
             raise _NotEqual((path, name, -1), a, b, f"{len(a)} vs {len(b)} {name}")
         for i in reversed(range(len(a))):
             stack.append((a[i], b[i], (path, name, i), scopes))
+
+    def type_call_args(
+        self, a: TypeCall, b: TypeCall, p: _Path, sc: _PairScopes, stack: list[_TypeWork]
+    ) -> None:
+        """A data type's arguments: types, or dimensions (``V[4]``) and dtypes (``W[float32]``)."""
+        if len(a.args) != len(b.args):
+            raise _NotEqual((p, "args", -1), a, b, f"{len(a.args)} vs {len(b.args)} args")
+        for i in reversed(range(len(a.args))):
+            # the field is typed as types, but holds dimensions and dtypes too
+            x: object = a.args[i]
+            y: object = b.args[i]
+            path: _Path = (p, "args", i)
+            if isinstance(x, Type) and isinstance(y, Type):
+                stack.append((x, y, path, sc))
+            elif isinstance(x, str) or isinstance(y, str):
+                if x != y:
+                    raise _NotEqual(path, a, b, f"argument {x} vs {y}")
+            else:
+                self.dim(cast(Dim, x), cast(Dim, y), path, sc)
 
     def type_var(self, a: TypeVar, b: TypeVar, path: _Path, scopes: _PairScopes) -> None:
         if a.kind is not b.kind:
@@ -933,8 +952,8 @@ class _Hasher:
             return kids, scopes
         if isinstance(t, TupleType):
             return list(t.fields), scopes
-        if isinstance(t, TypeCall):
-            return [t.func, *t.args], scopes
+        if isinstance(t, TypeCall):  # dimension and dtype arguments hash in its head
+            return [t.func, *(a for a in t.args if isinstance(a, Type))], scopes
         if isinstance(t, RefType):
             return [t.value], scopes
         if isinstance(t, FuncType):
@@ -953,7 +972,8 @@ class _Hasher:
         if isinstance(t, TupleType):
             return ("tuple", len(t.fields))
         if isinstance(t, TypeCall):
-            return ("type-call", len(t.args))
+            args = tuple(self.type_arg_head(a, scopes) for a in t.args)
+            return ("type-call", args)
         if isinstance(t, RefType):
             return "ref"
         if isinstance(t, FuncType):
@@ -964,6 +984,12 @@ class _Hasher:
         assert isinstance(t, TypeData)
         ctors = tuple((c.name_hint, c.tag, len(c.inputs)) for c in t.constructors)
         return ("data", t.header.name_hint, t.is_extern, len(t.type_params), ctors)
+
+    def type_arg_head(self, a: object, scopes: _Scopes) -> Hashable:
+        """A data type's argument's part of the head: types hash as children."""
+        if isinstance(a, Type):
+            return "t"
+        return a if isinstance(a, str) else self.dim_head(cast(Dim, a), scopes)
 
     def dim_head(self, d: Dim, scopes: _Scopes) -> Hashable:
         """A dimension's own part of its tensor's hash (variables are hashed as children)."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from relay.ir.attrs import EMPTY_ATTRS, Attrs
 from relay.ir.span import Span
-from relay.ir.types import GlobalTypeVar, TensorType, Type, TypeVar
+from relay.ir.types import DTYPES, GlobalTypeVar, TensorType, Type, TypeVar
 
 if TYPE_CHECKING:
     from relay.op.registry import OpDef
@@ -91,15 +91,27 @@ class Constant(Expr):
     def __post_init__(self) -> None:
         if not isinstance(self.data, np.ndarray):
             raise TypeError(f"Constant data must be a numpy array, got {type(self.data).__name__}")
+        Constant._dtype_name(self.data)
+
+    @staticmethod
+    def _dtype_name(data: np.ndarray) -> str:
+        """The Relay dtype of ``data``; a TypeError for a dtype that Relay lacks (strings,
+        complex numbers, objects, a non-native byte order...)."""
+        dt = data.dtype
+        name = _DTYPE_NAMES.get(dt)
+        if name is None:
+            name = str(dt)
+            if name not in DTYPES:
+                raise TypeError(
+                    f"Constant: unsupported dtype {name}; relay supports {', '.join(DTYPES)}"
+                )
+            _DTYPE_NAMES[dt] = name
+        return name
 
     @property
     def tensor_type(self) -> TensorType:
         """The constant's type, from its shape and dtype."""
-        dt = self.data.dtype
-        name = _DTYPE_NAMES.get(dt)
-        if name is None:
-            name = _DTYPE_NAMES[dt] = str(dt)
-        return TensorType(tuple(int(d) for d in self.data.shape), name)
+        return TensorType(tuple(int(d) for d in self.data.shape), Constant._dtype_name(self.data))
 
     def __repr__(self) -> str:
         return f"Constant({self.data!r})"

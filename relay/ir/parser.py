@@ -159,10 +159,17 @@ def parse_type(text: str, source_name: str = "<string>", *, module: Module | Non
 
 # The start of a tensor type's shape (``Tensor[(``), where ``//`` is floor division.
 _SHAPE_START = r"(?<![A-Za-z0-9_.%@])Tensor[ \t\r\n\f]*\[[ \t\r\n\f]*\("
+# The start of a data type's arguments (``V[``), where ``//`` is floor division too: a
+# dimension may be a type argument (``V[n // 2]``).
+_TYPE_ARGS_START = r"(?<![A-Za-z0-9_.%@])[A-Za-z_][A-Za-z0-9_]*[ \t\r\n\f]*\["
 _METADATA_HEADER = r"#\[[ \t]*metadata[ \t]*\]"
-_COMMENT_OR_STRING = re.compile(rf'"|//|/\*|{_METADATA_HEADER}|{_SHAPE_START}')
+_COMMENT_OR_STRING = re.compile(
+    rf'"|//|/\*|{_METADATA_HEADER}|(?P<shape>{_SHAPE_START})|(?P<args>{_TYPE_ARGS_START})'
+)
 # What matters inside a shape: its parentheses and block comments (``//`` is an operator there).
 _IN_SHAPE = re.compile(rf'[()"]|/\*|{_METADATA_HEADER}')
+# ... and inside type arguments: their brackets and block comments.
+_IN_TYPE_ARGS = re.compile(rf'[\[\]"]|/\*|{_METADATA_HEADER}')
 _STRING_BODY = re.compile(r'(?:[^"\\\n]|\\.)*"')
 _BLOCK_DELIM = re.compile(r"/\*|\*/")
 
@@ -177,7 +184,8 @@ def strip_comments(text: str, source_name: str = "<string>") -> str:
 
     String literals are respected, and scanning stops at a ``#[metadata]``
     section (its JSON is not Relay text). Inside the shape of a tensor type
-    (from ``Tensor[(`` to its closing parenthesis) ``//`` is floor division,
+    (from ``Tensor[(`` to its closing parenthesis) and inside the arguments of a
+    data type (from ``Name[`` to its closing bracket) ``//`` is floor division,
     not a comment. An unterminated block comment is a
     :class:`~relay.errors.ParseError`.
     """
@@ -185,9 +193,10 @@ def strip_comments(text: str, source_name: str = "<string>") -> str:
         return text
     out: list[str] = []
     pos = 0
-    depth = 0  # parentheses open in the current shape; 0 outside shapes
+    depth = 0  # parentheses (in a shape) or brackets (in type arguments) open; 0 outside
+    inside = _IN_SHAPE  # what is scanned for while depth > 0
     while True:
-        m = (_IN_SHAPE if depth else _COMMENT_OR_STRING).search(text, pos)
+        m = (inside if depth else _COMMENT_OR_STRING).search(text, pos)
         if m is None:
             out.append(text[pos:])
             break
@@ -201,8 +210,11 @@ def strip_comments(text: str, source_name: str = "<string>") -> str:
             out.append(text[pos:end])
             pos = end
             continue
-        if kind in ("(", ")") or kind.startswith("T"):
-            depth += -1 if kind == ")" else 1
+        opened = m.lastgroup if not depth else None
+        if opened is not None or kind in ("(", ")", "[", "]"):
+            if opened is not None:
+                inside = _IN_SHAPE if opened == "shape" else _IN_TYPE_ARGS
+            depth += -1 if kind in (")", "]") else 1
             out.append(text[pos : m.end()])
             pos = m.end()
             continue
@@ -614,6 +626,7 @@ class _Builder:
         self.globals: dict[str, GlobalVar] = {}
         self.types: dict[str, GlobalTypeVar] = {}
         self.type_arity: dict[str, int] = {}
+        self.type_kinds: dict[str, tuple[Kind, ...]] = {}  # the kinds of each type's parameters
         self.ctors: dict[str, Constructor] = {}
         self.ops: dict[str, Expr] = {}
         self.meta: list[np.ndarray] | None = None
@@ -623,6 +636,7 @@ class _Builder:
             for header, data in base.type_definitions.items():
                 self.types[header.name_hint] = header
                 self.type_arity[header.name_hint] = len(data.type_params)
+                self.type_kinds[header.name_hint] = tuple(p.kind for p in data.type_params)
                 for c in data.constructors:
                     self.ctors[c.name_hint] = c
         self.dispatch: dict[str, Callable[[_Node], Task | Expr]] = {
@@ -730,6 +744,7 @@ class _Builder:
                 self.types[name] = GlobalTypeVar(name, span=self.span(name_tok))
                 params = _find(d, "type_params")
                 self.type_arity[name] = len(params.children[1:-1:2]) if params else 0
+                self.type_kinds[name] = _param_kinds(params)
                 type_defs.append(d)
         seen_ctors = set(self.ctors)
         for d in type_defs:
@@ -1337,6 +1352,8 @@ class _Builder:
                 return self.dim(node.children[1])
             if kind == "dim_neg":
                 return self.dim_neg(node)
+            if kind == "dim_arg_paren":
+                return self.dim_operators(node.children[1:-1])
             assert kind == "dim_chain", kind
             return self.dim_chain(node)
         if node.type == "ANY":
@@ -1378,7 +1395,10 @@ class _Builder:
 
     def dim_chain(self, node: _Node) -> Task:
         """Dimension arithmetic by precedence climbing over the flat operand/operator list."""
-        ch = node.children
+        return self.dim_operators(node.children)
+
+    def dim_operators(self, ch: Sequence[_Child]) -> Task:
+        """The value of ``operand (operator operand)*``, by precedence climbing."""
         operands: list[tuple[Dim, _Child, _Child]] = []
         ops: list[Token] = []
 
@@ -1475,15 +1495,49 @@ class _Builder:
             head = gtv
         if not has_args:
             return head
+        arg_nodes = node.children[2:-1:2]
+        kinds = self.type_kinds.get(name) if isinstance(head, GlobalTypeVar) else None
+        if kinds is None or len(kinds) != len(arg_nodes):
+            kinds = (Kind.TYPE,) * len(arg_nodes)
         args: list[Type] = []
-        for a in node.children[2:-1:2]:
-            args.append((yield self.type(a)))
+        for a, k in zip(arg_nodes, kinds, strict=True):
+            args.append((yield self.type_arg(a, k)))
         arity = self.type_arity.get(name) if isinstance(head, GlobalTypeVar) else None
         if arity is not None and arity != len(args):
             raise self.error(
                 f"type {name} takes {_plural(arity, 'type argument')}, got {len(args)}", node
             )
         return TypeCall(head, tuple(args), span=span)
+
+    def type_arg(self, node: _Child, kind: Kind) -> Task:
+        """A type argument for a parameter of ``kind``: a type, a dimension or a dtype.
+
+        A dimension with arithmetic or a number (``4``, ``n * 2``) is one whatever the kind
+        (the type checker reports a misplaced one); a bare name or ``_`` is a shape variable
+        or an unknown dimension for a ``Shape`` parameter, a dtype or dtype variable for a
+        ``BaseType`` parameter, else a type.
+        """
+        assert isinstance(node, _Node)
+        if node.data == "dim_arg":
+            ch = node.children
+            value = yield (self.dim(ch[0]) if len(ch) == 1 else self.dim_operators(ch))
+            if isinstance(value, int) and value < 0:
+                text = self.source_slice(node, node)
+                raise self.error(f"invalid dimension {text}: dimensions cannot be negative", node)
+            return value
+        bare = node.data == "named_type" and len(node.children) == 1
+        if node.data == "incomplete_type" and kind in (Kind.SHAPE, Kind.BASE_TYPE):
+            return IncompleteType(kind, span=self.span(node))
+        if bare and kind is Kind.SHAPE:
+            return self.dim_var(_as_token(node.children[0]))
+        if bare and kind is Kind.BASE_TYPE:
+            name = str(node.children[0])
+            tv = self.lookup_type_var(name)
+            if name in DTYPES:
+                return name
+            if tv is not None and tv.kind is Kind.BASE_TYPE:
+                return tv
+        return (yield self.type(node))
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -1520,6 +1574,20 @@ def _find(node: _Node, data: str) -> _Node | None:
         if isinstance(c, _Node) and c.data == data:
             return c
     return None
+
+
+def _param_kinds(params: _Node | None) -> tuple[Kind, ...]:
+    """The kinds of the type parameters ``[A, n: Shape]`` (an unknown kind counts as Type:
+    it is reported when the parameters are bound)."""
+    if params is None:
+        return ()
+    kinds: list[Kind] = []
+    for p in params.children[1:-1:2]:
+        assert isinstance(p, _Node)
+        kinds.append(
+            _KINDS.get(str(p.children[2]), Kind.TYPE) if len(p.children) == 3 else Kind.TYPE
+        )
+    return tuple(kinds)
 
 
 def _plural(n: int, noun: str) -> str:

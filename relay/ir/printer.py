@@ -651,7 +651,7 @@ class _Printer:
         if isinstance(t, GlobalTypeVar):
             return t.name_hint
         if isinstance(t, TypeCall):
-            return f"{self.type(t.func)}[{', '.join(self.type(a) for a in t.args)}]"
+            return f"{self.type(t.func)}[{', '.join(self.type_arg(a) for a in t.args)}]"
         if isinstance(t, FuncType):
             head = "fn "
             if t.type_params:
@@ -667,6 +667,15 @@ class _Printer:
         if isinstance(t, TypeData):
             return self.type_data(t)
         raise TypeError(f"cannot print type {type(t).__name__}")
+
+    def type_arg(self, a: object) -> str:
+        """A data type's argument: a type, or a dimension or dtype for a Shape or BaseType
+        parameter (``V[4]``, ``V[n * 2]``, ``V[float32]``)."""
+        if isinstance(a, Type):
+            return self.type(a)
+        if isinstance(a, str):
+            return a
+        return self.dim(a)
 
     def type_data(self, d: TypeData) -> str:
         head = d.header.name_hint

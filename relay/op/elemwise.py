@@ -55,6 +55,7 @@ from relay.ir.dim import Dim, dim_str
 from relay.ir.expr import Call, Expr, const
 from relay.ir.types import DTYPES, Any as AnyDim, DType, IncompleteType, Kind, TensorType, Type
 from relay.op.registry import OpPattern, attr, get_op, register_op
+from relay.op.transform import check_shape_limits
 from relay.typecheck.relation import (
     RelationError,
     RelationFunc,
@@ -358,9 +359,10 @@ def _arange(start: Array, stop: Array, step: Array, dtype: str) -> Array:
 # -- type relations ----------------------------------------------------------------------------
 #
 # Each relation's docstring is its type rule in one line (docs/operators.md shows it). The dtype
-# checks accept what the numpy reference runs: a dtype still unknown (or a base-type variable)
-# passes for now, and a relation whose argument dtype is an unknown stays unsolved so that it
-# checks again once the dtype is known.
+# checks accept what the numpy reference runs. A dtype variable stands for any dtype, so it meets
+# only a requirement that every dtype meets (see ``is_dtype``); a dtype still unknown passes for
+# now, and a relation whose argument dtype is an unknown stays unsolved so that it checks again
+# once the dtype is known.
 
 _FLOAT = ("float",)
 _NUMERIC = ("float", "int", "uint")
@@ -490,7 +492,7 @@ def _creation_rel(op: str) -> RelationFunc:
     """The relation of ``zeros``/``ones``: the type is the attributes'."""
 
     def rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
-        return TensorType(_shape_attr_dims(op, attrs), _dtype_attr(attrs))
+        return check_shape_limits(op, TensorType(_shape_attr_dims(op, attrs), _dtype_attr(attrs)))
 
     rule.__name__ = f"{op}_rel"
     rule.__doc__ = "() -> (shape, dtype) from the attributes; no dimension may be negative."
@@ -508,7 +510,7 @@ def _full_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
         dtype = dtype or x.dtype
     elif dtype == "":
         return False
-    r.unify(types[-1], TensorType(shape, dtype))
+    r.unify(types[-1], check_shape_limits("full", TensorType(shape, dtype)))
     return known
 
 
@@ -541,7 +543,7 @@ def _arange_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
             length = _arange_count(*values)  # type: ignore[arg-type]
         except ValueError as err:
             raise RelationError(str(err)) from None
-    r.unify(types[-1], TensorType((length,), dtype))
+    r.unify(types[-1], check_shape_limits("arange", TensorType((length,), dtype)))
     return True
 
 

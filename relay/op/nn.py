@@ -17,7 +17,8 @@ Algorithms and semantics:
   the same kernel); ``out_layout`` empty (the data layout) or ``NCHW``/``NHWC``.
 * ``nn.conv2d_transpose`` scatters: input pixel ``(y, x)`` adds ``data * kernel[i, j]`` at
   ``(y * stride + i * dilation, x * stride + j * dilation)`` of a canvas, which is then cropped
-  by the padding (and extended by ``output_padding`` zeros at the bottom/right), so
+  by the padding (and extended by ``output_padding`` zeros at the bottom/right, which must be
+  below the stride, as TVM's topi asserts), so
   ``OH = (H - 1) * stride + (KH - 1) * dilation + 1 - pad_top - pad_bottom + output_padding``.
   It is the adjoint of ``nn.conv2d`` with the same weight array. The kernel is ``IOHW``
   (``I`` = the data's channels, ``O`` = output channels per group); the output has
@@ -34,7 +35,8 @@ Algorithms and semantics:
   request; ``nn.batch_matmul`` multiplies rank-3 tensors, broadcasting a batch of 1.
   Products accumulate in float32 (float16 inputs), the float dtype, or 64-bit integers
   wrapped to ``out_dtype`` (empty: the data dtype), so integer results wrap as compiled code.
-* ``nn.softmax``/``nn.log_softmax`` subtract the maximum first; ``nn.gelu`` (absent in Relay)
+* ``nn.softmax``/``nn.log_softmax`` subtract the maximum first (a zero-size tensor gives an
+  empty result of its shape, as numpy's elementwise operations do); ``nn.gelu`` (absent in Relay)
   is the exact ``x * (1 + erf(x / sqrt 2)) / 2``.
 * ``nn.batch_norm`` is the inference form: ``(x - moving_mean) / sqrt(moving_var + epsilon) *
   gamma + beta`` along ``axis``, returning ``(out, moving_mean, moving_var)`` as Relay's
@@ -43,7 +45,8 @@ Algorithms and semantics:
   identity, returning ``(data, ones)`` (the mask of kept elements).
 * ``nn.pad`` takes ``pad_value`` as a rank-0 second input (cast to the data dtype);
   ``constant`` mode allows negative widths (cropping, as topi's pad does) while ``edge`` and
-  ``reflect`` need widths ``>= 0`` (and ``reflect`` widths below the axis extent).
+  ``reflect`` need widths ``>= 0`` (and ``reflect`` widths below the axis extent). A rank-0
+  tensor takes ``pad_width=[]`` and is returned as is, whatever the mode.
 * ``nn.cross_entropy(p, t)`` is ``-sum(log(p) * t) / batch`` and
   ``nn.cross_entropy_with_logits(p, t)`` is ``-sum(p * t) / batch``, rank-0.
 
@@ -75,6 +78,7 @@ from relay.ir.dim import Dim
 from relay.ir.expr import Call, Expr, const
 from relay.ir.types import DTYPES, DType, IncompleteType, TensorType, TupleType, Type, _AnyDim
 from relay.op.registry import AttrValidationError, OpDef, OpPattern, attr, register_op
+from relay.op.transform import check_shape_limits
 from relay.typecheck.relation import (
     RelationError,
     RelationFunc,
@@ -371,6 +375,8 @@ def _softmax_ref(data: Array, *, axis: int) -> Array:
     x = np.asarray(data)
     _need_float("nn.softmax", x)
     ax = _norm_axis("nn.softmax", axis, x.ndim)
+    if x.size == 0:  # nothing to normalize (numpy's max has no identity to reduce with)
+        return np.array(x)
     w = _wide(x)
     with np.errstate(all="ignore"):
         e = np.exp(w - np.max(w, axis=ax, keepdims=True))
@@ -381,6 +387,8 @@ def _log_softmax_ref(data: Array, *, axis: int) -> Array:
     x = np.asarray(data)
     _need_float("nn.log_softmax", x)
     ax = _norm_axis("nn.log_softmax", axis, x.ndim)
+    if x.size == 0:
+        return np.array(x)
     w = _wide(x)
     with np.errstate(all="ignore"):
         shifted = w - np.max(w, axis=ax, keepdims=True)
@@ -415,7 +423,13 @@ def _check_conv_attrs(op: str, attrs: Mapping[str, object]) -> None:
     if attrs["kernel_size"] is not None:
         _pair(op, "kernel_size", attrs["kernel_size"])
     if "output_padding" in attrs:
-        _pair(op, "output_padding", attrs["output_padding"], minimum=0)
+        oph, opw = _pair(op, "output_padding", attrs["output_padding"], minimum=0)
+        sh, sw = _pair(op, "strides", attrs["strides"])
+        if oph >= sh or opw >= sw:
+            raise AttrValidationError(
+                f"{op}: output_padding must be smaller than strides, got output_padding "
+                f"{[oph, opw]} and strides {[sh, sw]}"
+            )
 
 
 def _check_kernel_meta(
@@ -569,6 +583,9 @@ def _windows(
 
 def _in_range_counts(out: int, k: int, s: int, d: int, head: int, lo: int, hi: int) -> Array:
     """For each output position, how many window taps fall in input rows ``lo .. hi``."""
+    # A stride or dilation past the rows counts as any other that large (and may not fit int64)
+    s = min(s, max(hi - lo + 2 + head, 1))
+    d = min(d, max(hi + head + 1, 1))
     starts = np.arange(out) * s - head
     taps = starts[:, None] + np.arange(k)[None, :] * d
     return np.asarray(((taps >= lo) & (taps <= hi)).sum(axis=1))
@@ -730,6 +747,8 @@ def _pad_ref(data: Array, pad_value: Array, *, pad_width: object, pad_mode: str)
             dst.append(slice(lo, max(lo, hi)))
         out[tuple(dst)] = x[tuple(src)]
         return out
+    if not widths:  # a rank-0 tensor: nothing to pad (np.pad rejects an empty pad_width)
+        return np.array(x)
     mode: Any = pad_mode
     return np.asarray(np.pad(x, widths, mode=mode))
 
@@ -1490,6 +1509,24 @@ _RELATIONS: dict[str, RelationFunc] = {
         "Float predictions (b, k), targets (b, k) of one dtype -> a scalar.",
     ),
 }
+
+
+def _limited(op: str, rel: RelationFunc) -> RelationFunc:
+    """``rel`` whose result must be a tensor (or tuple of tensors) that can exist: not above
+    the maximum rank nor too big (:func:`relay.op.transform.check_shape_limits`), as an
+    attribute such as a huge padding could make it."""
+
+    def limited(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+        solved = rel(types, attrs, r)
+        check_shape_limits(op, r.resolve(types[-1]))
+        return solved
+
+    limited.__name__ = rel.__name__
+    limited.__doc__ = rel.__doc__
+    return limited
+
+
+_RELATIONS = {name: _limited(name, rel) for name, rel in _RELATIONS.items()}
 
 
 # ---- registration -------------------------------------------------------------------------------

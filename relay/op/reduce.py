@@ -341,7 +341,7 @@ def _check_rank(op: str, x: TensorType) -> None:
 
 
 def _check_numeric(op: str, x: TensorType) -> None:
-    if is_dtype(x.dtype, "bool"):
+    if is_dtype(x.dtype, "float", "int", "uint") is False:
         raise RelationError(f"{op}: data must be numeric, got {x}")
 
 

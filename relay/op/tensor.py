@@ -136,7 +136,7 @@ def broadcast_rel(name: str, result_dtype: str | None = None) -> RelationFunc:
         known = a.dtype if not isinstance(a.dtype, IncompleteType) else b.dtype
         if name in _LOGICAL and is_dtype(known, "bool") is False:
             raise RelationError(f"{name}: arguments must be bool, got {a} and {b}")
-        if name in _NO_BOOL and is_dtype(known, "bool"):
+        if name in _NO_BOOL and is_dtype(known, "float", "int", "uint") is False:
             raise RelationError(f"{name}: arguments must be numeric, got {a} and {b}")
         return TensorType(broadcast_shapes(a, b, r), result_dtype or a.dtype)
 

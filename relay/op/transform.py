@@ -13,11 +13,12 @@ Relay's definitions; where Relay's C++ had an inconsistency the choice made here
   product of the unconsumed input dimensions divided by the explicit output dimensions (as
   Relay computes it), so ``reshape(x: (0, 3), newshape=[0, -1])`` is well defined.
 * ``strided_slice`` canonicalizes each begin and end as Relay does (negative indices count
-  from the end, then clamp to ``[0, n]``, or ``[-1, n - 1]`` for a negative stride); a begin
-  past the end for the stride's direction is an error, as in Relay. In ``slice_mode="size"``
-  strides are ignored and ``end`` holds sizes (``-1``: to the end); the size counts from the
-  canonicalized begin (Relay adds it to the raw begin, which rejects ``begin=-1, size=1``).
-  Axes left out when ``axes`` is None take their whole extent.
+  from the end, then clamp to ``[0, n]``, or ``[-1, n - 1]`` for a negative stride), which is
+  Python's slicing; a begin at or past the end for the stride's direction selects nothing and
+  gives a 0-length axis, as numpy does (Relay rejected a begin past the end). In
+  ``slice_mode="size"`` strides are ignored and ``end`` holds sizes (``-1``: to the end); the
+  size counts from the canonicalized begin (Relay adds it to the raw begin, which rejects
+  ``begin=-1, size=1``). Axes left out when ``axes`` is None take their whole extent.
 * ``take`` in mode ``"clip"`` clamps indices to ``[0, n - 1]`` (negative indices become 0,
   as in TVM), ``"wrap"`` takes them modulo ``n``, and ``"fast"`` (unchecked in TVM) raises
   for an index outside ``[0, n)`` so that the reference never reads an arbitrary element.
@@ -28,6 +29,13 @@ Relay's definitions; where Relay's C++ had an inconsistency the choice made here
   would pad; here it is an error).
 * ``one_hot``'s ``axis`` may be any of ``-(rank + 1) .. rank`` (Relay only defines ``-1`` among
   negatives, meaning last); indices outside ``[0, depth)`` give rows of ``off_value``.
+
+No relation accepts a result that no numpy array can be: a rank above :data:`MAX_RANK` (64,
+numpy's limit) or more than :data:`MAX_BYTES` (``2**63 - 1``) bytes, zero dimensions left out as
+numpy counts (:func:`shape_limit_error`); the creation operators of :mod:`relay.op.elemwise` and
+the ``nn`` relations check their results the same way, so that a huge count attribute
+(``expand_dims``'s ``num_newaxis``, ``tile``'s ``reps``, a padding) is a type error rather than a
+crash.
 
 Attribute values that are wrong whatever the inputs (a zero stride, ``repeats=0``, a malformed
 layout) are rejected by the builders with :class:`~relay.op.registry.AttrValidationError`;
@@ -66,7 +74,15 @@ from relay.ir import dim
 from relay.ir.attrs import Attrs
 from relay.ir.dim import Dim
 from relay.ir.expr import Call, Expr, Tuple
-from relay.ir.types import Any as AnyDim, IncompleteType, TensorType, TupleType, Type, _AnyDim
+from relay.ir.types import (
+    DTYPES,
+    Any as AnyDim,
+    IncompleteType,
+    TensorType,
+    TupleType,
+    Type,
+    _AnyDim,
+)
 from relay.op.registry import AttrValidationError, OpDef, OpPattern, attr, register_op
 from relay.typecheck.relation import (
     ForwardRule,
@@ -86,8 +102,11 @@ Array = np.ndarray
 _D = PyTypeVar("_D")  # a dimension: an int in the references, a Dim in the relations
 
 __all__ = [
+    "MAX_BYTES",
+    "MAX_RANK",
     "broadcast_to",
     "broadcast_to_like",
+    "check_shape_limits",
     "collapse_sum_axes",
     "collapse_sum_like",
     "concatenate",
@@ -104,6 +123,7 @@ __all__ = [
     "reshape_like",
     "reshape_like_shape",
     "reverse",
+    "shape_limit_error",
     "shape_of",
     "split",
     "split_extents",
@@ -166,6 +186,51 @@ def _ints(value: object) -> tuple[int, ...]:
 def _check(condition: bool, message: str) -> None:
     if not condition:
         raise AttrValidationError(message)
+
+
+MAX_RANK = 64
+"""The largest rank of a tensor (numpy's limit): a relation rejects a result of a higher rank."""
+
+MAX_BYTES = 2**63 - 1
+"""The largest size of a tensor in bytes (numpy's limit on ``size * itemsize``, zero dimensions
+left out): a relation rejects a result whose known dimensions make it bigger."""
+
+
+def _itemsize(dtype: object) -> int:
+    """The bytes per element of a dtype name (1 when the dtype is not known yet)."""
+    if not isinstance(dtype, str) or dtype == "bool":
+        return 1
+    bits = re.search(r"\d+", dtype)
+    return int(bits.group()) // 8 if bits else 1
+
+
+def shape_limit_error(shape: Sequence[Dim], dtype: object = None) -> str | None:
+    """Why no tensor of ``shape`` (and ``dtype``) can exist, or None: a rank above
+    :data:`MAX_RANK`, or integer dimensions whose product (zeros left out, as numpy does)
+    times the element size exceeds :data:`MAX_BYTES`. Symbolic dimensions count as unknown."""
+    if len(shape) > MAX_RANK:
+        return f"the result would have rank {len(shape)}, above the maximum rank {MAX_RANK}"
+    size = _itemsize(dtype)
+    for d in shape:
+        if isinstance(d, int) and d > 0:
+            size *= d
+            if size > MAX_BYTES:
+                of = f" of {dtype}" if isinstance(dtype, str) else ""
+                return (
+                    f"the result shape {shape_str(shape)}{of} is too big "
+                    f"(more than 2**63 - 1 bytes)"
+                )
+    return None
+
+
+def check_shape_limits(op: str, t: Type) -> Type:
+    """``t``, or a RelationError when a tensor in it breaks :func:`shape_limit_error`."""
+    for ty in t.fields if isinstance(t, TupleType) else (t,):
+        if isinstance(ty, TensorType):
+            why = shape_limit_error(ty.shape, ty.dtype)
+            if why is not None:
+                raise RelationError(f"{op}: {why}")
+    return t
 
 
 # ---- reshape ------------------------------------------------------------------------------------
@@ -426,8 +491,15 @@ def _transpose(data: Array, *, axes: tuple[int, ...] | None) -> Array:
     return np.transpose(data, perm)
 
 
+def _check_expand_dims(attrs: Attrs) -> None:
+    n = attrs["num_newaxis"]
+    assert isinstance(n, int)
+    _check(n >= 0, f"expand_dims: num_newaxis must be >= 0, got {n}")
+    _check(n <= MAX_RANK, f"expand_dims: num_newaxis {n} is above the maximum rank {MAX_RANK}")
+
+
 def _expand_dims(data: Array, *, axis: int, num_newaxis: int) -> Array:
-    _check(num_newaxis >= 0, f"expand_dims: num_newaxis must be >= 0, got {num_newaxis}")
+    _check_expand_dims(Attrs(num_newaxis=num_newaxis))
     at = _norm_insert_axis(axis, data.ndim)
     return np.reshape(data, (*data.shape[:at], *([1] * num_newaxis), *data.shape[at:]))
 
@@ -623,16 +695,16 @@ def _stride(k: int, strides: Sequence[int] | None, slice_mode: str) -> int:
 
 def _slice_range(
     n: int,
-    ax: int,
     k: int,
     begin: Sequence[int],
     end: Sequence[int],
     stride: int,
     slice_mode: str,
 ) -> tuple[int, int]:
-    """The canonical begin and end of the ``k``-th sliced axis ``ax`` of extent ``n``.
+    """The canonical begin and end of the ``k``-th sliced axis, of extent ``n``.
 
-    Raises ``ValueError`` for a begin past the end in the stride's direction.
+    A slice that selects nothing (a begin at or past the end in the stride's direction) has
+    its end moved to its begin, so that ``abs(e - b)`` is 0, as for numpy's empty slices.
     """
     b = 0 if stride > 0 else n - 1
     if k < len(begin):
@@ -644,11 +716,7 @@ def _slice_range(
     else:
         e = _canonical_index(end[k], n, stride)
     if (stride > 0 and b > e) or (stride < 0 and e > b):
-        raise ValueError(
-            f"strided_slice: begin {begin[k] if k < len(begin) else b} and end "
-            f"{end[k] if k < len(end) else e} select nothing on axis {ax} of size {n} "
-            f"with stride {stride}"
-        )
+        e = b
     return b, e
 
 
@@ -676,15 +744,15 @@ def strided_slice_shape(
     An integer extent gives the exact size (Relay's canonicalization: negative indices count
     from the end, then clamp). A symbolic extent ``n`` gives ``ceildiv(n, |stride|)`` when the
     slice covers the whole axis (begin and end omitted, at 0 / -1, or beyond int32), and
-    ``Any`` otherwise, since the size then depends on clamping to ``n``. Raises
-    ``ValueError`` for a begin past the end of a known extent.
+    ``Any`` otherwise, since the size then depends on clamping to ``n``. A slice that selects
+    nothing gives 0, as numpy does.
     """
     out = list(shape)
     for k, ax in enumerate(sliced):
         n = shape[ax]
         stride = _stride(k, strides, slice_mode)
         if isinstance(n, int):
-            b, e = _slice_range(n, ax, k, begin, end, stride, slice_mode)
+            b, e = _slice_range(n, k, begin, end, stride, slice_mode)
             out[ax] = -(-abs(e - b) // abs(stride))
         elif _covers_axis(k, begin, end, stride, slice_mode):
             out[ax] = dim.ceildiv(n, abs(stride))
@@ -720,7 +788,7 @@ def _strided_slice(
     index: list[slice] = [slice(None)] * ndim
     for k, ax in enumerate(sliced):
         stride = _stride(k, strides, slice_mode)
-        b, e = _slice_range(data.shape[ax], ax, k, begin, end, stride, slice_mode)
+        b, e = _slice_range(data.shape[ax], k, begin, end, stride, slice_mode)
         # a canonical index of -1 lies before the first element (negative strides only)
         index[ax] = slice(0, 0) if b < 0 else slice(b, None if e < 0 else e, stride)
     return np.array(data[tuple(index)])
@@ -770,14 +838,47 @@ def _take(data: Array, indices: Array, *, batch_dims: int, axis: int | None, mod
 # ---- repetition and reversal --------------------------------------------------------------------
 
 
-def _repeat(data: Array, *, repeats: int, axis: int) -> Array:
+def _check_repeat(attrs: Attrs) -> None:
+    repeats = attrs["repeats"]
+    assert isinstance(repeats, int)
     _check(repeats >= 1, f"repeat: repeats must be at least 1, got {repeats}")
-    return np.repeat(data, repeats, axis=_norm_axis(axis, data.ndim))
+    _check(repeats <= MAX_BYTES, f"repeat: repeats must be at most 2**63 - 1, got {repeats}")
+
+
+def _check_tile(attrs: Attrs) -> None:
+    reps = _ints(attrs["reps"])
+    _check(all(r >= 1 for r in reps), f"tile: reps must be at least 1, got {_list_str(reps)}")
+    _check(
+        len(reps) <= MAX_RANK,
+        f"tile: reps has {len(reps)} values, above the maximum rank {MAX_RANK}",
+    )
+
+
+def _fits(op: str, shape: Sequence[int], data: Array) -> None:
+    """A ValueError when no array of ``shape`` and ``data``'s dtype can exist (checked before
+    numpy computes it: its size arithmetic may overflow, and ``np.repeat`` then writes past
+    the array it allocated)."""
+    why = shape_limit_error(shape, str(data.dtype))
+    if why is not None:
+        raise ValueError(f"{op}: {why}")
+
+
+def _repeat(data: Array, *, repeats: int, axis: int) -> Array:
+    _check_repeat(Attrs(repeats=repeats))
+    ax = _norm_axis(axis, data.ndim)
+    _fits("repeat", [d * repeats if k == ax else d for k, d in enumerate(data.shape)], data)
+    return np.repeat(data, repeats, axis=ax)
 
 
 def _tile(data: Array, *, reps: tuple[int, ...]) -> Array:
-    _check(all(r >= 1 for r in reps), f"tile: reps must be at least 1, got {_list_str(reps)}")
-    return np.array(np.tile(data, reps)) if reps else np.array(data)
+    _check_tile(Attrs(reps=reps))
+    if not reps:
+        return np.array(data)
+    rank = max(len(reps), data.ndim)
+    full = (1,) * (rank - len(reps)) + reps
+    shape = (1,) * (rank - data.ndim) + data.shape
+    _fits("tile", [d * k for d, k in zip(shape, full, strict=True)], data)
+    return np.array(np.tile(data, reps))
 
 
 def _reverse(data: Array, *, axis: int) -> Array:
@@ -920,6 +1021,16 @@ def _layout_transform(data: Array, *, src_layout: str, dst_layout: str) -> Array
 # ---- shape queries and one-hot ------------------------------------------------------------------
 
 
+def _np_dtype(name: str) -> np.dtype[Any]:
+    """The numpy dtype of a Relay dtype name (bfloat16 is ``ml_dtypes``')."""
+    if name == "bfloat16":
+        import ml_dtypes
+
+        bf16: np.dtype[Any] = np.dtype(ml_dtypes.bfloat16)
+        return bf16
+    return np.dtype(name)
+
+
 def _shape_of(data: Array, *, dtype: str) -> Array:
     return np.asarray(data.shape, dtype=dtype).reshape((data.ndim,))
 
@@ -934,10 +1045,16 @@ def _one_hot(
         if np.ndim(v) != 0:
             raise ValueError(f"one_hot {name} must be a scalar, got shape {shape_str(v.shape)}")
     at = _norm_insert_axis(axis, indices.ndim)
-    classes = np.arange(depth).reshape([depth if k == at else 1 for k in range(indices.ndim + 1)])
-    hot = np.expand_dims(indices, at) == classes
-    on, off = np.asarray(on_value, dtype=dtype), np.asarray(off_value, dtype=dtype)
-    return np.asarray(np.where(hot, on, off), dtype=dtype)
+    out_dtype = _np_dtype(dtype)
+    on, off = np.asarray(on_value, dtype=out_dtype), np.asarray(off_value, dtype=out_dtype)
+    # Only the result is allocated (depth may be large): off_value everywhere, then on_value at
+    # each index in range, with the new axis last; then that axis is moved to its place.
+    flat = np.full((indices.size, depth), off, dtype=out_dtype)
+    idx = indices.reshape(-1).astype(np.int64)
+    rows = np.flatnonzero((idx >= 0) & (idx < depth))
+    flat[rows, idx[rows]] = on
+    out = np.moveaxis(flat.reshape((*indices.shape, depth)), -1, at)
+    return np.ascontiguousarray(out)
 
 
 # ---- type relations -----------------------------------------------------------------------------
@@ -1089,7 +1206,11 @@ def _expand_dims_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
     _check_attr_values(op, attrs)
     x = tensor_arg(args[0], op)
     at = _insert_position(op, _int(attrs, "axis"), x)
-    ones = (1,) * _int(attrs, "num_newaxis")
+    count = _int(attrs, "num_newaxis")
+    if x.ndim + count > MAX_RANK:  # before building the shape
+        why = f"the result would have rank {x.ndim + count}, above the maximum rank {MAX_RANK}"
+        raise RelationError(f"{op}: {why}")
+    ones = (1,) * count
     return TensorType((*x.shape[:at], *ones, *x.shape[at:]), x.dtype)
 
 
@@ -1353,26 +1474,37 @@ def _one_hot_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
     return TensorType((*idx.shape[:at], depth, *idx.shape[at:]), _str(attrs, "dtype"))
 
 
+def _limited(op: str, rule: ForwardRule) -> ForwardRule:
+    """``rule`` whose result must be a tensor that can exist (:func:`check_shape_limits`)."""
+
+    def limited(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
+        return check_shape_limits(op, rule(args, attrs, r))
+
+    limited.__name__ = rule.__name__
+    limited.__doc__ = rule.__doc__
+    return limited
+
+
 _RELATIONS: dict[str, RelationFunc] = {
-    "reshape": forward(_reshape_rule),
-    "reshape_like": forward(_reshape_like_rule),
-    "transpose": forward(_transpose_rule),
-    "expand_dims": forward(_expand_dims_rule),
-    "squeeze": forward(_squeeze_rule),
-    "broadcast_to": forward(_broadcast_to_rule),
-    "broadcast_to_like": forward(_broadcast_to_like_rule),
-    "collapse_sum_like": forward(_collapse_sum_like_rule),
-    "concatenate": forward(_concatenate_rule),
-    "stack": forward(_stack_rule),
-    "split": forward(_split_rule),
-    "strided_slice": forward(_strided_slice_rule),
-    "take": _checking_dtypes(_take_rule),
-    "repeat": forward(_repeat_rule),
-    "tile": forward(_tile_rule),
+    "reshape": forward(_limited("reshape", _reshape_rule)),
+    "reshape_like": forward(_limited("reshape_like", _reshape_like_rule)),
+    "transpose": forward(_limited("transpose", _transpose_rule)),
+    "expand_dims": forward(_limited("expand_dims", _expand_dims_rule)),
+    "squeeze": forward(_limited("squeeze", _squeeze_rule)),
+    "broadcast_to": forward(_limited("broadcast_to", _broadcast_to_rule)),
+    "broadcast_to_like": forward(_limited("broadcast_to_like", _broadcast_to_like_rule)),
+    "collapse_sum_like": forward(_limited("collapse_sum_like", _collapse_sum_like_rule)),
+    "concatenate": forward(_limited("concatenate", _concatenate_rule)),
+    "stack": forward(_limited("stack", _stack_rule)),
+    "split": forward(_limited("split", _split_rule)),
+    "strided_slice": forward(_limited("strided_slice", _strided_slice_rule)),
+    "take": _checking_dtypes(_limited("take", _take_rule)),
+    "repeat": forward(_limited("repeat", _repeat_rule)),
+    "tile": forward(_limited("tile", _tile_rule)),
     "reverse": _reverse_rel,
-    "layout_transform": forward(_layout_transform_rule),
-    "shape_of": forward(_shape_of_rule),
-    "one_hot": _checking_dtypes(_one_hot_rule),
+    "layout_transform": forward(_limited("layout_transform", _layout_transform_rule)),
+    "shape_of": forward(_limited("shape_of", _shape_of_rule)),
+    "one_hot": _checking_dtypes(_limited("one_hot", _one_hot_rule)),
 }
 
 
@@ -1384,18 +1516,9 @@ _STATIC_CHECKS: dict[str, Callable[[Attrs], None]] = {
     "split": _check_split,
     "strided_slice": _check_strided_slice,
     "layout_transform": _check_layouts,
-    "repeat": lambda a: _check(
-        isinstance(a["repeats"], int) and a["repeats"] >= 1,
-        f"repeat: repeats must be at least 1, got {a['repeats']}",
-    ),
-    "tile": lambda a: _check(
-        all(r >= 1 for r in _ints(a["reps"])),
-        f"tile: reps must be at least 1, got {_list_str(_ints(a['reps']))}",
-    ),
-    "expand_dims": lambda a: _check(
-        isinstance(a["num_newaxis"], int) and a["num_newaxis"] >= 0,
-        f"expand_dims: num_newaxis must be >= 0, got {a['num_newaxis']}",
-    ),
+    "repeat": _check_repeat,
+    "tile": _check_tile,
+    "expand_dims": _check_expand_dims,
     "one_hot": lambda a: _check(
         isinstance(a["depth"], int) and a["depth"] > 0,
         f"one_hot: depth must be positive, got {a['depth']}",
@@ -1585,7 +1708,11 @@ _register(
     _one_hot,
     OpPattern.OUT_ELEMWISE_FUSABLE,
     "A one-hot encoding of indices: on_value where the new axis equals the index, else off_value.",
-    [attr("depth", "int"), attr("axis", "int", -1), attr("dtype", "dtype", "float32")],
+    [
+        attr("depth", "int"),
+        attr("axis", "int", -1),
+        attr("dtype", "dtype", "float32", choices=DTYPES),
+    ],
 )
 
 

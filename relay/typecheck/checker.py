@@ -22,7 +22,11 @@ each use (instantiation), of a global, a constructor or a polymorphic local
 function. Globals are checked one strongly connected component of the call
 graph at a time (Tarjan's algorithm), callees first: a global that is fully
 annotated has its declared type from the start, so recursion through it may
-be polymorphic; within a component, unannotated globals are monomorphic.
+be polymorphic; within a component, unannotated globals are monomorphic (a
+polymorphic one calls itself at its own, rigid, type parameters). A
+let-bound polymorphic function is treated alike: fully annotated, it has its
+declared type in its own body; otherwise it is monomorphic there, and
+polymorphic after the ``let``.
 
 Errors do not stop the walk: each failed equation or relation is recorded
 with the span of the expression that caused it, and all of them are raised
@@ -77,6 +81,8 @@ from relay.ir.types import (
     Type,
     TypeCall,
     TypeData,
+    TypeVar,
+    free_type_vars,
 )
 from relay.op.registry import AttrValidationError, MissingRuleError, get_op
 from relay.typecheck.exhaustive import missing_patterns
@@ -119,6 +125,11 @@ class _Checker:
         self.order: list[Expr] = []  # typed expressions, in the order they were finished
         self.matches: list[tuple[Match, Type]] = []
         self.constants: dict[Var, Constant] = {}  # variables let-bound to constants
+        # Polymorphic functions without a declared type, while their own body is checked:
+        # the global or let-bound variable naming each, with what it lacks ("result type")
+        # and its type parameters.
+        self.provisional: dict[Expr, tuple[str, frozenset[TypeVar]]] = {}
+        self.let_provisional: dict[Var, FuncType] = {}
 
     # -- errors and unification -------------------------------------------------------------------
 
@@ -233,6 +244,8 @@ class _Checker:
                     self.var_type(e)
                     continue
                 if isinstance(e, Let):
+                    if isinstance(e.value, Function) and e.value.type_params:
+                        self.polymorphic_let(e.var, e.value)
                     tasks.append((_EXIT, e))
                     tasks.append((_VISIT, e.body))
                     tasks.append((_BIND, e))
@@ -246,12 +259,45 @@ class _Checker:
                 if isinstance(e.value, Constant):
                     self.constants[e.var] = e.value
                 vt = self.var_type(e.var)
-                self.unify(self.use_type(e.value, e), vt, e.value, e, context="")
+                actual = self.use_type(e.value, e)
+                provisional = self.let_provisional.pop(e.var, None)
+                if provisional is not None and isinstance(actual, FuncType):
+                    # the body is checked: the body must agree with the uses inside it,
+                    # and the uses after the let see the function's polymorphic type
+                    lacking = self.provisional.pop(e.var)[0]
+                    self.unify(
+                        _monomorphic(actual),
+                        provisional,
+                        e.value,
+                        e,
+                        context=_recursion_context(f"%{e.var.name_hint}", lacking),
+                    )
+                    self.var_types[e.var] = self.types[e.var] = actual
+                else:
+                    self.unify(actual, vt, e.value, e, context="")
             else:
                 if e not in types:
                     types[e] = self.exit(e)
                     self.order.append(e)
         return self.use_type(root, root) if root not in types else types[root]
+
+    def polymorphic_let(self, var: Var, f: Function) -> None:
+        """The type a let-bound polymorphic function has inside its own body (recursion).
+
+        With every parameter and the result declared, it is the declared type, instantiated
+        per use as a global's is (so recursion may be polymorphic). Otherwise the function is
+        monomorphic inside its body (its type parameters rigid); the uses after the let see
+        its polymorphic type once the body is checked (see ``_BIND``)."""
+        if var.type_annotation is not None or var in self.var_types:
+            return
+        declared = _declared_type(f)
+        t: Type = declared if declared is not None else _provisional_type(f)
+        self.var_types[var] = self.types[var] = t
+        self.order.append(var)
+        if declared is None:
+            assert isinstance(t, FuncType)
+            self.let_provisional[var] = t
+            self.provisional[var] = (_lacking(f), frozenset(f.type_params))
 
     def exit(self, e: Expr) -> Type:
         if isinstance(e, Constant):
@@ -353,8 +399,18 @@ class _Checker:
             n = len(fn.arg_types)
             self.error(f"{what} expects {n} argument{'s' if n != 1 else ''}, got {len(args)}", e)
             return fn.ret_type
+        recursive = self.provisional.get(callee)
         for i, (a, p) in enumerate(zip(args, fn.arg_types, strict=True)):
-            self.unify(a, p, e.args[i], e, context=f"argument {i} of {_callee_name(callee)}: ")
+            if recursive is not None and not recursive[1].isdisjoint(free_type_vars(p)):
+                # a recursive use of a polymorphic function, whose type parameters are rigid
+                name = _callee_name(callee)
+                context = (
+                    f"the recursive use of {name} at another type needs {name}'s "
+                    f"{recursive[0]} declared: argument {i}: "
+                )
+                self.unify(a, p, e, context=context)
+            else:
+                self.unify(a, p, e.args[i], e, context=f"argument {i} of {_callee_name(callee)}: ")
         return fn.ret_type
 
     def constant_value(self, e: Expr) -> np.ndarray[Any, Any] | None:
@@ -504,6 +560,32 @@ def _sorted(errors: list[TypeCheckError]) -> list[TypeCheckError]:
 # -- entry points ------------------------------------------------------------------------------------
 
 
+def _provisional_type(f: Function) -> FuncType:
+    """A polymorphic function's type inside its own body when it is not fully declared: its
+    annotations (type parameters rigid, not instantiated), unknowns for the rest."""
+    params = tuple(p.type_annotation or IncompleteType() for p in f.params)
+    return FuncType(params, f.ret_type or IncompleteType())
+
+
+def _monomorphic(t: FuncType) -> FuncType:
+    """``t`` without its type parameters (which stay as rigid variables)."""
+    return FuncType(t.arg_types, t.ret_type)
+
+
+def _recursion_context(name: str, lacking: str) -> str:
+    return (
+        f"the recursive uses of {name} do not match its type "
+        f"(they need {name}'s {lacking} declared to be at other types): "
+    )
+
+
+def _lacking(f: Function) -> str:
+    """What a function needs declared to be used recursively at other types."""
+    if any(p.type_annotation is None for p in f.params):
+        return "parameter and result types"
+    return "result type"
+
+
 def _declared_type(f: Function) -> FuncType | None:
     """A global's type from its annotations, when every parameter and the result are annotated."""
     if f.ret_type is None or any(p.type_annotation is None for p in f.params):
@@ -574,18 +656,30 @@ def check_module(mod: Module) -> Module:
     for comp in _components(mod):
         solver = Solver()
         globals_ = dict(known)
+        provisional: dict[Expr, tuple[str, frozenset[TypeVar]]] = {}
         for gv in comp:
-            declared = _declared_type(mod.functions[gv])
-            globals_[gv] = declared if declared is not None else IncompleteType()
+            func = mod.functions[gv]
+            declared = _declared_type(func)
+            if declared is not None:
+                globals_[gv] = declared
+            elif func.type_params:  # monomorphic in its own component
+                globals_[gv] = _provisional_type(func)
+                provisional[gv] = (_lacking(func), frozenset(func.type_params))
+            else:
+                globals_[gv] = IncompleteType()
         checker = _Checker(solver, mod, globals_)
+        checker.provisional.update(provisional)
         for gv in comp:
             func = mod.functions[gv]
             t = checker.infer(func)
-            provisional = globals_[gv]
-            if isinstance(provisional, IncompleteType):
-                checker.unify(t, provisional, func)
+            if gv in provisional and isinstance(t, FuncType):
+                context = _recursion_context(f"@{gv.name_hint}", provisional[gv][0])
+                checker.unify(_monomorphic(t), globals_[gv], func, context=context)
+            elif isinstance(globals_[gv], IncompleteType):
+                checker.unify(t, globals_[gv], func)
         solver.solve()
-        _finish(checker, report_unresolved=True)
+        # an unknown left by an error in a callee is no news: report it only without errors
+        _finish(checker, report_unresolved=not errors)
         for gv in comp:
             t = solver.resolve(checker.types[mod.functions[gv]])
             known[gv] = t

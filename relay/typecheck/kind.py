@@ -11,7 +11,13 @@ type is *well kinded* when
 * a data type is applied to exactly as many arguments as it has parameters
   (``List[A]``, never ``List`` or ``List[A, B]``), each of its parameter's kind,
   and is defined in the module (when a module is given);
-* only data types (or variables of kind ``AdtHandle``) are applied to arguments.
+* only data types (or variables of kind ``AdtHandle``) are applied to arguments;
+* in a program, each type variable is bound: by the type parameters of an enclosing
+  function (``fn [A](%x: A)``, nested functions included) or function type
+  (``fn [A](A) -> A``), by its data type's parameters in a constructor's fields, or, in an
+  expression checked on its own, by occurring in the annotation of one of its free
+  variables (which stand for values given from outside). A free type variable
+  (``fn (%z: A) { () }`` built without ``[A]``) is an error: "type variable A is not bound".
 
 This is the kind system of Relay (TVM's ``kind_check.cc``): kinds are checked
 once, syntactically, before inference, so the unifier never meets a shape
@@ -24,6 +30,7 @@ declaration, not its use). Every error is reported, not only the first.
 from __future__ import annotations
 
 from relay.errors import TypeCheckError
+from relay.ir.analysis import free_vars
 from relay.ir.dim import dim_vars
 from relay.ir.expr import (
     Call,
@@ -53,6 +60,7 @@ from relay.ir.types import (
     TypeRelation,
     TypeVar,
     _AnyDim,
+    free_type_vars,
 )
 
 _ROLE = {Kind.TYPE: "type", Kind.SHAPE: "dimension", Kind.BASE_TYPE: "dtype"}
@@ -72,6 +80,10 @@ def _lookup(gtv: GlobalTypeVar, mod: Module) -> TypeData | None:
     return data
 
 
+_Bound = frozenset[TypeVar] | None  # the type variables in scope; None: not checked
+_Work = tuple[object, Kind, Span | None, _Bound]
+
+
 class _KindChecker:
     def __init__(self, mod: Module | None) -> None:
         self.mod = mod
@@ -84,11 +96,12 @@ class _KindChecker:
             self.seen.add((message, span))
             self.errors.append(TypeCheckError(message, span))
 
-    def check(self, root: object, kind: Kind, span: Span | None) -> None:
-        """Check ``root`` (a type, dimension or dtype) where ``kind`` is expected."""
-        stack: list[tuple[object, Kind, Span | None]] = [(root, kind, span)]
+    def check(self, root: object, kind: Kind, span: Span | None, bound: _Bound = None) -> None:
+        """Check ``root`` (a type, dimension or dtype) where ``kind`` is expected; with
+        ``bound``, also that each type variable is in it (or bound inside ``root``)."""
+        stack: list[_Work] = [(root, kind, span, bound)]
         while stack:
-            t, expected, where = stack.pop()
+            t, expected, where, scope = stack.pop()
             own = getattr(t, "span", None)
             if isinstance(t, TypeVar | GlobalTypeVar):
                 where = where or own  # their own span is where they are declared
@@ -103,16 +116,22 @@ class _KindChecker:
                         f"used as a {_ROLE.get(expected, expected.value)}",
                         where,
                     )
+                else:
+                    self.bound(t, scope, where)
                 continue
             if expected is Kind.SHAPE:
-                self.dim(t, where)
+                self.dim(t, where, scope)
             elif expected is Kind.BASE_TYPE:
                 if not isinstance(t, str):
                     self.error(f"{t} is not a dtype", where)
             else:
-                self.type(t, where, stack)
+                self.type(t, where, stack, scope)
 
-    def dim(self, d: object, where: Span | None) -> None:
+    def bound(self, tv: TypeVar, scope: _Bound, where: Span | None) -> None:
+        if scope is not None and tv not in scope:
+            self.error(f"type variable {tv.name_hint} is not bound", where)
+
+    def dim(self, d: object, where: Span | None, scope: _Bound = None) -> None:
         if isinstance(d, bool) or not isinstance(d, int | _AnyDim | SymbolicDim):
             self.error(f"{d} is not a dimension", where)
         elif isinstance(d, int):
@@ -125,30 +144,31 @@ class _KindChecker:
                         f"type variable {v.name_hint} of kind {v.kind.value} used as a dimension",
                         where,
                     )
+                elif isinstance(v, TypeVar):
+                    self.bound(v, scope, where)
 
-    def type(
-        self, t: object, where: Span | None, stack: list[tuple[object, Kind, Span | None]]
-    ) -> None:
+    def type(self, t: object, where: Span | None, stack: list[_Work], scope: _Bound) -> None:
         if isinstance(t, TensorType):
-            stack.append((t.dtype, Kind.BASE_TYPE, where))
-            stack.extend((d, Kind.SHAPE, where) for d in reversed(t.shape))
+            stack.append((t.dtype, Kind.BASE_TYPE, where, scope))
+            stack.extend((d, Kind.SHAPE, where, scope) for d in reversed(t.shape))
         elif isinstance(t, TupleType):
-            stack.extend((f, Kind.TYPE, where) for f in reversed(t.fields))
+            stack.extend((f, Kind.TYPE, where, scope) for f in reversed(t.fields))
         elif isinstance(t, RefType):
-            stack.append((t.value, Kind.TYPE, where))
+            stack.append((t.value, Kind.TYPE, where, scope))
         elif isinstance(t, FuncType):
-            stack.extend((c, Kind.TYPE, where) for c in reversed(t.type_constraints))
-            stack.append((t.ret_type, Kind.TYPE, where))
-            stack.extend((a, Kind.TYPE, where) for a in reversed(t.arg_types))
+            inner = scope | frozenset(t.type_params) if scope is not None else None
+            stack.extend((c, Kind.TYPE, where, inner) for c in reversed(t.type_constraints))
+            stack.append((t.ret_type, Kind.TYPE, where, inner))
+            stack.extend((a, Kind.TYPE, where, inner) for a in reversed(t.arg_types))
         elif isinstance(t, TypeRelation):
-            stack.extend((a, Kind.TYPE, where) for a in reversed(t.args))
+            stack.extend((a, Kind.TYPE, where, scope) for a in reversed(t.args))
         elif isinstance(t, GlobalTypeVar):
             data = self.data(t, where)
             if data is not None and data.type_params:
                 n = len(data.type_params)
                 self.error(f"type {t.name_hint} takes {_plural(n, 'type argument')}, got 0", where)
         elif isinstance(t, TypeCall):
-            self.type_call(t, where, stack)
+            self.type_call(t, where, stack, scope)
         elif isinstance(t, TypeData):
             self.error(f"the definition of type {t.header.name_hint} is not a type", where)
         elif isinstance(t, Type):
@@ -156,9 +176,7 @@ class _KindChecker:
         else:
             self.error(f"{t} is not a type", where)
 
-    def type_call(
-        self, t: TypeCall, where: Span | None, stack: list[tuple[object, Kind, Span | None]]
-    ) -> None:
+    def type_call(self, t: TypeCall, where: Span | None, stack: list[_Work], scope: _Bound) -> None:
         head = t.func
         kinds = [Kind.TYPE] * len(t.args)
         if isinstance(head, GlobalTypeVar):
@@ -180,9 +198,12 @@ class _KindChecker:
                     "cannot be applied to type arguments",
                     where,
                 )
+            else:
+                self.bound(head, scope, where)
         elif not isinstance(head, IncompleteType):
             self.error(f"{head} is not a data type and cannot be applied to type arguments", where)
-        stack.extend((a, k, where) for a, k in reversed(list(zip(t.args, kinds, strict=True))))
+        args = reversed(list(zip(t.args, kinds, strict=True)))
+        stack.extend((a, k, where, scope) for a, k in args)
 
     def data(self, gtv: GlobalTypeVar, where: Span | None) -> TypeData | None:
         if self.mod is None:
@@ -195,38 +216,47 @@ class _KindChecker:
     # -- programs -----------------------------------------------------------------------------------
 
     def type_definition(self, data: TypeData) -> None:
+        params = frozenset(data.type_params)
         for c in data.constructors:
             for t in c.inputs:
-                self.check(t, Kind.TYPE, c.span or data.span)
+                self.check(t, Kind.TYPE, c.span or data.span, params)
 
     def expr(self, root: Expr) -> None:
-        """Check every type written in ``root``: annotations and explicit type arguments."""
+        """Check every type written in ``root``: annotations and explicit type arguments.
+
+        Type variables must be bound by an enclosing function's type parameters; those in
+        the annotations of ``root``'s free variables count as bound (given from outside)."""
+        context: set[TypeVar] = set()
+        for v in free_vars(root):
+            if v.type_annotation is not None:
+                context.update(free_type_vars(v.type_annotation))
         walked: set[int] = set()
-        stack = [root]
+        stack: list[tuple[Expr, frozenset[TypeVar]]] = [(root, frozenset(context))]
         while stack:
-            e = stack.pop()
+            e, scope = stack.pop()
             if id(e) in walked:
                 continue
             walked.add(id(e))
             if isinstance(e, Var):
                 if e.type_annotation is not None:
-                    self.check(e.type_annotation, Kind.TYPE, e.span)
+                    self.check(e.type_annotation, Kind.TYPE, e.span, scope)
                 continue
             if isinstance(e, Function):
+                scope = scope | frozenset(e.type_params)
                 for p in e.params:  # in source order: parameters, then the result type
                     if id(p) not in walked and p.type_annotation is not None:
                         walked.add(id(p))
-                        self.check(p.type_annotation, Kind.TYPE, p.span)
+                        self.check(p.type_annotation, Kind.TYPE, p.span, scope)
                 if e.ret_type is not None:
-                    self.check(e.ret_type, Kind.TYPE, e.span)
+                    self.check(e.ret_type, Kind.TYPE, e.span, scope)
             elif isinstance(e, Match):
                 for clause in e.clauses:
-                    stack.extend(reversed(pattern_vars(clause.lhs)))
+                    stack.extend((v, scope) for v in reversed(pattern_vars(clause.lhs)))
             elif isinstance(e, Call) and e.type_args:
-                self.type_args(e)
-            stack.extend(reversed(expr_children(e)))
+                self.type_args(e, scope)
+            stack.extend((c, scope) for c in reversed(expr_children(e)))
 
-    def type_args(self, call: Call) -> None:
+    def type_args(self, call: Call, scope: frozenset[TypeVar]) -> None:
         """Explicit type arguments, against the callee's type parameters when it is known."""
         params: tuple[TypeVar, ...] | None = None
         callee = call.op
@@ -239,9 +269,12 @@ class _KindChecker:
             data = _lookup(gtv, self.mod) if gtv is not None else None
             params = data.type_params if data is not None else None
         if params is None or len(params) != len(call.type_args):
-            return  # an unknown callee, or a count the type checker reports
+            for a in call.type_args:  # an unknown callee, or a count the type checker reports
+                for tv in free_type_vars(a):
+                    self.bound(tv, scope, call.span)
+            return
         for a, p in zip(call.type_args, params, strict=True):
-            self.check(a, p.kind, call.span)
+            self.check(a, p.kind, call.span, scope)
 
 
 def check_kind(

@@ -151,10 +151,27 @@ def tuple_of_tensors(t: Type, op: str, what: str = "data") -> list[TensorType]:
     return [tensor_arg(f, op, f"{what}[{i}]") for i, f in enumerate(t.fields)]
 
 
+_DTYPE_KINDS = frozenset(("float", "int", "uint", "bool"))
+
+
 def is_dtype(d: DType, *kinds: str) -> bool | None:
-    """Whether a dtype is of one of ``kinds`` ("float", "int", "uint", "bool"); None if unknown."""
-    if not isinstance(d, str):
+    """Whether dtype ``d`` is certainly of one of ``kinds`` ("float", "int", "uint", "bool").
+
+    A dtype name answers for itself. A dtype variable (a rigid ``TypeVar`` of kind
+    ``BaseType``, as in ``def @f[T: BaseType](%x: Tensor[(2,), T])``) stands for *any*
+    dtype, so it is of ``kinds`` only when they cover every dtype: ``is_dtype(T, "float")``
+    is False, and a rule that needs a float tensor rejects ``Tensor[(2,), T]``. Only a dtype
+    still unknown (an ``IncompleteType``) gives None: the rule should check again once it is
+    known.
+
+    Write a requirement as ``is_dtype(d, *allowed) is False`` (reject), never as a test that
+    ``d`` is of the excluded kinds (``if is_dtype(d, "bool"): reject``), which a dtype
+    variable would pass although it may stand for the excluded dtype.
+    """
+    if isinstance(d, IncompleteType):
         return None
+    if not isinstance(d, str):  # a dtype variable: any dtype
+        return _DTYPE_KINDS.issubset(kinds)
     for k in kinds:
         if k == "bool" and d == "bool":
             return True
@@ -274,4 +291,8 @@ def is_complete(t: Type) -> bool:
             stack.extend(x.args)
         elif isinstance(x, RefType):
             stack.append(x.value)
+        elif isinstance(x, dim.DimExpr) and any(  # a data type's argument such as V[_ * 2]
+            isinstance(v, IncompleteType) for v in dim.dim_vars(x)
+        ):
+            return False
     return True

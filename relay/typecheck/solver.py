@@ -14,10 +14,18 @@ when a polymorphic value is used (instantiation, in the checker).
 
 Dimensions are unified up to arithmetic (:mod:`relay.ir.dim`): two
 dimensions are equal when their difference simplifies to zero; an equation
-linear in one unknown binds it (``_ * 3 == 12`` gives 4); an equation that
-cannot be decided yet is kept and retried as more becomes known, and one still
-undecided at the end is left to the run-time shape checks. ``Any`` equals every
-dimension.
+linear in one unknown binds it (``_ * 3 == 12`` gives 4), never to a negative
+size (``_ + 5 == 3`` is an error) nor to a fraction (``_ * 2 == 3``); an equation
+that cannot be decided yet is kept and retried as more becomes known, and one
+still undecided at the end is left to the run-time shape checks. ``Any`` equals
+every dimension; an unknown that met only ``Any`` is ``Any`` once nothing else
+is left to learn.
+
+Two function types unify when their type parameters correspond (alpha-renamed);
+a polymorphic function type against a monomorphic one is instantiated when it
+is the first (actual) side, and keeps its parameters rigid when it is the
+second (expected) side: a function passed where ``fn [A](A) -> A`` is expected
+must work for every ``A``.
 
 Relations are solved as in Relay's ``TypeSolver`` (Roesch et al., 2019): a
 worklist fixed point in which each unsolved relation runs again after a round
@@ -41,6 +49,7 @@ from relay.ir.attrs import Attrs
 from relay.ir.dim import Dim
 from relay.ir.span import Span
 from relay.ir.types import (
+    Any as AnyDim,
     DType,
     FuncType,
     GlobalTypeVar,
@@ -56,10 +65,29 @@ from relay.ir.types import (
     _AnyDim,
 )
 from relay.typecheck.relation import RelationError, RelationFunc
+from relay.typecheck.subst import subst_type
+
+
+def is_dim_arg(a: object) -> bool:
+    """Whether ``a`` (a data type's argument) is a dimension, for a ``Shape`` parameter."""
+    if isinstance(a, TypeVar | IncompleteType):
+        return a.kind is Kind.SHAPE
+    return isinstance(a, int | _AnyDim | SymbolicDim)
+
+
+def is_dtype_arg(a: object) -> bool:
+    """Whether ``a`` (a data type's argument) is a dtype, for a ``BaseType`` parameter."""
+    if isinstance(a, TypeVar | IncompleteType):
+        return a.kind is Kind.BASE_TYPE
+    return isinstance(a, str)
 
 
 class UnifyError(Exception):
     """Two things that cannot be made equal (internal: the checker adds context and a span)."""
+
+
+class NegativeDimError(UnifyError):
+    """Two dimensions equal only if an unknown dimension is negative (``_ + 5 == 3``)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -90,6 +118,9 @@ class Solver:
     equations: list[_DimEquation] = field(default_factory=list)
     errors: list[TypeCheckError] = field(default_factory=list)
     version: int = 0
+    # unknown dimensions unified with `?`: those still unknown when nothing else is left to
+    # learn are `?` themselves (known only at run time)
+    any_dims: list[IncompleteType] = field(default_factory=list)
     span: Span | None = None  # the span of the relation or expression being processed
     values: Sequence[object | None] = ()  # the constant arguments of the relation being run
 
@@ -150,7 +181,7 @@ class Solver:
             )
         if isinstance(t, TypeCall):
             return TypeCall(
-                self.resolve(t.func), tuple(self.resolve(a) for a in t.args), span=t.span
+                self.resolve(t.func), tuple(self.resolve_arg(a) for a in t.args), span=t.span
             )
         if isinstance(t, RefType):
             return RefType(self.resolve(t.value), span=t.span)
@@ -167,6 +198,15 @@ class Solver:
 
     def _dim_value(self, v: TypeVar | IncompleteType) -> Dim:
         return self.resolve_dim(v) if isinstance(v, IncompleteType) else v
+
+    def resolve_arg(self, a: object) -> Type:
+        """A data type's argument resolved: a type, or a dimension or dtype (for a Shape or
+        BaseType parameter)."""
+        if is_dim_arg(a):
+            return self.resolve_dim(a)  # type: ignore[arg-type,return-value]
+        if is_dtype_arg(a):
+            return self.resolve_dtype(a)  # type: ignore[arg-type,return-value]
+        return self.resolve(a)  # type: ignore[arg-type]
 
     def resolve_dtype(self, d: DType) -> DType:
         """A dtype with a known unknown substituted."""
@@ -201,9 +241,11 @@ class Solver:
             for i, (dx, dy) in enumerate(zip(x.shape, y.shape, strict=True)):
                 try:
                     self.unify_dim(dx, dy)
-                except UnifyError:
+                except UnifyError as e:
+                    detail = f": {e}" if str(e) else ""
                     raise UnifyError(
                         f"dimension {i} differs ({self._dim_str(dx)} vs {self._dim_str(dy)})"
+                        f"{detail}"
                     ) from None
             try:
                 self.unify_dtype(x.dtype, y.dtype)
@@ -228,11 +270,15 @@ class Solver:
         if isinstance(x, FuncType) and isinstance(y, FuncType):
             if len(x.arg_types) != len(y.arg_types):
                 raise UnifyError(f"{len(x.arg_types)} parameters vs {len(y.arg_types)}")
+            if x.type_params and not y.type_params:
+                x = self._instantiate(x)  # a polymorphic value used at one type
+            elif y.type_params and not x.type_params:
+                # a function where a polymorphic one is expected: it must work for every
+                # instance, so the expected type's parameters stay rigid
+                y = FuncType(y.arg_types, y.ret_type)
             if len(x.type_params) != len(y.type_params):
                 raise UnifyError("different numbers of type parameters")
             if x.type_params:
-                from relay.typecheck.subst import subst_type
-
                 mapping: dict[TypeVar, object] = dict(
                     zip(y.type_params, x.type_params, strict=True)
                 )
@@ -248,8 +294,20 @@ class Solver:
             if len(x.args) != len(y.args):
                 raise UnifyError("")
             self._unify(x.func, y.func)
-            for ax, ay in zip(x.args, y.args, strict=True):
-                self._unify(ax, ay)
+            for i, (ax, ay) in enumerate(zip(x.args, y.args, strict=True)):
+                if is_dim_arg(ax) or is_dim_arg(ay):
+                    try:
+                        self.unify_dim(ax, ay)  # type: ignore[arg-type]
+                    except UnifyError as e:
+                        detail = f": {e}" if str(e) else ""
+                        raise UnifyError(
+                            f"type argument {i} differs ({self._dim_str(ax)} vs "  # type: ignore[arg-type]
+                            f"{self._dim_str(ay)}){detail}"  # type: ignore[arg-type]
+                        ) from None
+                elif is_dtype_arg(ax) or is_dtype_arg(ay):
+                    self.unify_dtype(ax, ay)  # type: ignore[arg-type]
+                else:
+                    self._unify(ax, ay)
             return
         if isinstance(x, RefType) and isinstance(y, RefType):
             self._unify(x.value, y.value)
@@ -261,6 +319,14 @@ class Solver:
         ):
             return
         raise UnifyError("")
+
+    @staticmethod
+    def _instantiate(t: FuncType) -> FuncType:
+        """``t`` with its type parameters replaced by fresh unknowns."""
+        mapping: dict[TypeVar, object] = {tv: IncompleteType(tv.kind) for tv in t.type_params}
+        return FuncType(
+            tuple(subst_type(a, mapping) for a in t.arg_types), subst_type(t.ret_type, mapping)
+        )
 
     def _bind_type(self, var: IncompleteType, value: object) -> None:
         if isinstance(value, Type) and self._occurs(var, value):
@@ -293,7 +359,12 @@ class Solver:
     def unify_dim(self, a: Dim, b: Dim) -> None:
         """Make two dimensions equal (see the module docstring); ``UnifyError`` if they differ."""
         x, y = self.resolve_dim(a), self.resolve_dim(b)
-        if x is y or isinstance(x, _AnyDim) or isinstance(y, _AnyDim):
+        if x is y:
+            return
+        if isinstance(x, _AnyDim) or isinstance(y, _AnyDim):
+            other = y if isinstance(x, _AnyDim) else x
+            if isinstance(other, IncompleteType):
+                self.any_dims.append(other)
             return
         same = dim.equal(x, y)
         if same is True:
@@ -301,20 +372,34 @@ class Solver:
         if same is False:
             raise UnifyError("")
         if isinstance(x, IncompleteType) and not any(v is x for v in dim.dim_vars(y)):
-            self._bind(x, y)
+            self._bind_dim(x, y)
             return
         if isinstance(y, IncompleteType) and not any(v is y for v in dim.dim_vars(x)):
-            self._bind(y, x)
+            self._bind_dim(y, x)
             return
-        unknowns = [v for v in dim.dim_vars(dim.sub(x, y)) if isinstance(v, IncompleteType)]
+        diff = dim.sub(x, y)
+        unknowns = [v for v in dim.dim_vars(diff) if isinstance(v, IncompleteType)]
         for v in unknowns:
             value = dim.solve_for(x, y, v)
             if value is not None:
-                self._bind(v, value)
+                self._bind_dim(v, value)
                 return
+        poly = dim.as_poly(diff)
+        if len(poly.terms) == 1 and len(poly.terms[0][0]) == 1 and unknowns:
+            # c * _ + k == 0 with c not dividing k: no size fits
+            num, den = -poly.const, poly.terms[0][1]
+            if den < 0:
+                num, den = -num, -den
+            raise UnifyError(f"an unknown dimension would be {num}/{den}, not a whole number")
         if not unknowns:
             raise UnifyError("")
         self.equations.append(_DimEquation(x, y, "", self.span))
+
+    def _bind_dim(self, var: IncompleteType, value: Dim) -> None:
+        """Bind an unknown dimension; a negative size is a :class:`NegativeDimError`."""
+        if isinstance(value, int) and value < 0:
+            raise NegativeDimError(f"an unknown dimension would be negative ({value})")
+        self._bind(var, value)
 
     def unify_dtype(self, a: DType, b: DType) -> None:
         """Make two dtypes equal; ``UnifyError`` if they differ."""
@@ -335,8 +420,8 @@ class Solver:
         """Reporter: make two dimensions equal or raise ``RelationError(message)``."""
         try:
             self.unify_dim(a, b)
-        except UnifyError:
-            raise RelationError(message) from None
+        except UnifyError as e:
+            raise RelationError(f"{message}: {e}" if str(e) else message) from None
         if self.equations and self.equations[-1].message == "":
             self.equations[-1].message = message
 
@@ -395,15 +480,28 @@ class Solver:
                 self.span = eq.span
                 try:
                     self.unify_dim(eq.lhs, eq.rhs)
-                except UnifyError:
+                except UnifyError as e:
                     lhs, rhs = self._dim_str(eq.lhs), self._dim_str(eq.rhs)
-                    self.error(eq.message or f"cannot unify dimensions {lhs} and {rhs}", eq.span)
+                    message = eq.message or f"cannot unify dimensions {lhs} and {rhs}"
+                    self.error(f"{message}: {e}" if str(e) else message, eq.span)
                 else:
                     if self.equations and self.equations[-1].message == "":
                         self.equations[-1].message = eq.message
             self.relations = [r for r in self.relations if not r.solved]
-            if self.version == start:
+            if self.version == start and not self._default_any_dims():
                 return
+
+    def _default_any_dims(self) -> bool:
+        """Make the unknown dimensions that were unified with ``?`` and are still unknown
+        ``?``; whether there were any."""
+        found = False
+        for v in self.any_dims:
+            rep = self.find(v)
+            if isinstance(rep, IncompleteType):
+                self._bind(rep, AnyDim)
+                found = True
+        self.any_dims.clear()
+        return found
 
     def unsolved(self) -> list[tuple[str, Span | None]]:
         """The relations left unsolved after :meth:`solve` (name and span)."""

@@ -67,13 +67,22 @@ def subst_type(t: Type, mapping: Mapping[TypeVar, object]) -> Type:
         )
     if isinstance(t, TypeCall):
         return TypeCall(
-            subst_type(t.func, mapping), tuple(subst_type(a, mapping) for a in t.args), span=t.span
+            subst_type(t.func, mapping), tuple(_subst_arg(a, mapping) for a in t.args), span=t.span
         )
     if isinstance(t, RefType):
         return RefType(subst_type(t.value, mapping), span=t.span)
     if isinstance(t, TypeRelation):
         return subst_relation(t, mapping)
     return t
+
+
+def _subst_arg(a: object, mapping: Mapping[TypeVar, object]) -> Type:
+    """A data type's argument substituted: a type, or a dimension (``V[n * 2]``) or dtype."""
+    if isinstance(a, Type):
+        return subst_type(a, mapping)
+    if isinstance(a, SymbolicDim):
+        return subst_dim(a, mapping)  # type: ignore[return-value]
+    return a  # type: ignore[return-value]  # an int, ?, or a dtype name
 
 
 def subst_relation(r: TypeRelation, mapping: Mapping[TypeVar, object]) -> TypeRelation:

@@ -234,7 +234,10 @@ def test_comments_around_shapes_with_floor_division() -> None:
         ("Tensor [ (n // (m // 2)) ] // c", "Tensor [ (n // (m // 2)) ]     "),
         ("Tensor[(n /* x */ // 2)]", "Tensor[(n         // 2)]"),
         ('f(x="Tensor[(") // c', 'f(x="Tensor[(")     '),
-        ("MyTensor[(a // b)]", "MyTensor[(a " + " " * 6),
+        # in a data type's arguments too (a dimension may be one: V[n // 2])
+        ("MyTensor[(a // b)] // c", "MyTensor[(a // b)]     "),
+        ("V[n // 2, List[m // 2]] // c", "V[n // 2, List[m // 2]]     "),
+        ("x.V[(a // b)]", "x.V[(a " + " " * 6),
         ("%Tensor[(a // b)]", "%Tensor[(a " + " " * 6),
     ],
 )

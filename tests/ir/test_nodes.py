@@ -83,6 +83,41 @@ def test_const_defaults():
         Constant(1.0)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        (np.array("a"), "<U1"),
+        (np.array(1j), "complex128"),
+        (np.array(b"ab"), "|S2"),
+        (np.array(None), "object"),
+        (np.array([1.0], ">f4"), ">f4"),
+        (np.array(1.0, np.longdouble), str(np.dtype(np.longdouble))),
+    ],
+)
+def test_constant_rejects_dtypes_relay_lacks(value, name):
+    from relay.ir import Constant
+    from relay.ir.types import DTYPES
+
+    with pytest.raises(TypeError) as info:
+        Constant(value)
+    assert str(info.value) == (
+        f"Constant: unsupported dtype {name}; relay supports {', '.join(DTYPES)}"
+    )
+    with pytest.raises(TypeError, match=r"^Constant: unsupported dtype <U1; relay supports bool, "):
+        const("a")
+
+
+def test_constant_accepts_every_relay_dtype():
+    import ml_dtypes
+
+    from relay.ir import Constant
+    from relay.ir.types import DTYPES
+
+    for name in DTYPES:
+        dt = np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+        assert Constant(np.zeros((2,), dt)).tensor_type == TensorType((2,), name)
+
+
 def test_checked_type_before_inference_is_an_error():
     x = Var("x")
     with pytest.raises(ValueError, match="has not been inferred"):

@@ -103,17 +103,16 @@ FLOAT_ARGS = [
     (T(Any, 2, dtype="float64"), "Tensor[(?, 2), float64]"),
     (T(dtype="bfloat16"), "bfloat16"),
     (T(0, n, m), "Tensor[(0, n, m), float32]"),
-    (SYMBOLIC_D, "Tensor[(n,), d]"),
 ]
 NUMERIC_ARGS = [
     (T(3, 4), "Tensor[(3, 4), float32]"),
     (T(n, dtype="int8"), "Tensor[(n,), int8]"),
     (T(Any, dtype="uint64"), "Tensor[(?,), uint64]"),
     (T(2, m, dtype="float16"), "Tensor[(2, m), float16]"),
-    (SYMBOLIC_D, "Tensor[(n,), d]"),
 ]
 ANY_ARGS = [
     *NUMERIC_ARGS,
+    (SYMBOLIC_D, "Tensor[(n,), d]"),
     (T(n, 2, dtype="bool"), "Tensor[(n, 2), bool]"),
     (T(dtype="int32"), "int32"),
 ]
@@ -160,6 +159,15 @@ UNARY_ERRORS: list[tuple[str, Type, str]] = [
         (op, TupleType(()), f"{op}: data must be a tensor, got ()")
         for op in ("zeros_like", "ones_like")
     ],
+    # a dtype variable may stand for any dtype, so it meets no narrower requirement
+    *[
+        (op, SYMBOLIC_D, f"{op}: argument must be a float tensor, got Tensor[(n,), d]")
+        for op in FLOAT_MATH
+    ],
+    *[
+        (op, SYMBOLIC_D, f"{op}: argument must be a numeric tensor, got Tensor[(n,), d]")
+        for op in NUMERIC_UNARY
+    ],
 ]
 
 
@@ -185,7 +193,6 @@ RESULTS: list[tuple[str, list[Type], dict[str, object], str]] = [
         {"a_min": float("-inf"), "a_max": float("inf")},
         "Tensor[(2,), float16]",
     ),
-    ("clip", [SYMBOLIC_D], {"a_min": 0, "a_max": 1}, "Tensor[(n,), d]"),
     # cast: any dtype to the attribute's
     ("cast", [T(n, 3)], {"dtype": "int8"}, "Tensor[(n, 3), int8]"),
     ("cast", [T(Any, dtype="bool")], {"dtype": "float16"}, "Tensor[(?,), float16]"),
@@ -251,6 +258,12 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
         [T(3, dtype="bool")],
         {"a_min": 0, "a_max": 1},
         "clip: argument must be a numeric tensor, got Tensor[(3,), bool]",
+    ),
+    (
+        "clip",
+        [SYMBOLIC_D],
+        {"a_min": 0, "a_max": 1},
+        "clip: argument must be a numeric tensor, got Tensor[(n,), d]",
     ),
     ("clip", [T(3)], {"a_min": float("nan"), "a_max": 1}, "clip: a_min must not be nan"),
     ("clip", [T(3)], {"a_min": 0, "a_max": float("nan")}, "clip: a_max must not be nan"),
@@ -345,6 +358,27 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
         "arange: step must have dtype int64, got int32",
     ),
     ("arange", [T(), T(), TupleType(())], {}, "arange: step must be a tensor, got ()"),
+    # results must be tensors that can exist: rank at most 64, at most 2**63 - 1 bytes
+    (
+        "zeros",
+        [],
+        {"shape": [1] * 65, "dtype": "int8"},
+        "zeros: the result would have rank 65, above the maximum rank 64",
+    ),
+    (
+        "ones",
+        [],
+        {"shape": [2**62, 2], "dtype": "int8"},
+        "ones: the result shape (4611686018427387904, 2) of int8 is too big "
+        "(more than 2**63 - 1 bytes)",
+    ),
+    (
+        "full",
+        [T()],
+        {"shape": [2**61, 0, 2]},
+        "full: the result shape (2305843009213693952, 0, 2) of float32 is too big "
+        "(more than 2**63 - 1 bytes)",
+    ),
 ]
 
 
@@ -435,6 +469,29 @@ def test_text_program_type(src: str, expected: str) -> None:
 def test_arange_with_constant_zero_step_is_a_type_error() -> None:
     err = checked_error('arange(0, 10, 0, dtype="int32")')
     assert err.message == "arange: step must not be zero"
+
+
+def test_creation_at_the_limits_agrees_with_the_reference() -> None:
+    # zero dimensions are left out of the size, as numpy does
+    attrs = {"shape": [2**62, 0, 1], "dtype": "int8"}
+    assert infer_call_type("zeros", [], attrs) == TensorType((2**62, 0, 1), "int8")
+    assert get_op("zeros").reference(**get_op("zeros").validate_attrs(attrs)).shape == (2**62, 0, 1)
+    attrs = {"shape": [1] * 64, "dtype": "bool"}
+    assert infer_call_type("ones", [], attrs) == TensorType((1,) * 64, "bool")
+    assert get_op("ones").reference(**get_op("ones").validate_attrs(attrs)).shape == (1,) * 64
+
+
+def test_arange_with_a_constant_length_too_big_is_a_type_error() -> None:
+    from relay.ir import Call, Op, const
+    from relay.ir.attrs import Attrs
+
+    e = Call(Op("arange"), (const(0.0), const(1e30), const(1.0)), Attrs(dtype="float32"))
+    with pytest.raises(TypeCheckError) as info:
+        relay.infer_type(e)
+    assert info.value.message == (
+        "arange: the result shape (1000000015047466219876688855040,) of float32 is too big "
+        "(more than 2**63 - 1 bytes)"
+    )
 
 
 def test_arange_constant_length_matches_the_interpreter() -> None:

@@ -74,7 +74,6 @@ RESULTS: list[tuple[str, list[Type], dict[str, object], str]] = [
     ("nn.dense", [T(2, Any), T(10, 784)], {}, "Tensor[(2, 10), float32]"),
     ("nn.dense", [T(2, 3), T(Any, 3)], {"units": 7}, "Tensor[(2, 7), float32]"),
     ("nn.dense", [T(n, k), T(m, k)], {}, "Tensor[(n, m), float32]"),
-    ("nn.dense", [TensorType((n, k), d), TensorType((m, k), d)], {}, "Tensor[(n, m), d]"),
     (
         "nn.dense",
         [T(2, 3, dtype="int8"), T(4, 3, dtype="int8")],
@@ -132,8 +131,6 @@ RESULTS: list[tuple[str, list[Type], dict[str, object], str]] = [
     ("nn.bias_add", [T(4, dtype="int32"), T(4, dtype="int32")], {"axis": 0}, "Tensor[(4,), int32]"),
     ("nn.relu", [T(n, 3, dtype="int32")], {}, "Tensor[(n, 3), int32]"),
     ("nn.relu", [T(Any)], {}, "Tensor[(?,), float32]"),
-    ("nn.relu", [TensorType((n, 3), d)], {}, "Tensor[(n, 3), d]"),
-    ("nn.softmax", [TensorType((3,), d)], {}, "Tensor[(3,), d]"),
     ("nn.leaky_relu", [T(n, 3)], {"alpha": 0.1}, "Tensor[(n, 3), float32]"),
     ("nn.prelu", [T(n, 3, 4), T(3)], {}, "Tensor[(n, 3, 4), float32]"),
     ("nn.prelu", [T(n, 3, 4), T(4)], {"axis": -1}, "Tensor[(n, 3, 4), float32]"),
@@ -448,8 +445,26 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
         "nn.dense",
         [TensorType((2, 3), d), T(4, 3)],
         {},
-        "nn.dense: data and weight must have one dtype, got Tensor[(2, 3), d] and "
-        "Tensor[(4, 3), float32]",
+        "nn.dense: data must be a numeric tensor, got Tensor[(2, 3), d]",
+    ),
+    # a dtype variable may stand for any dtype, so it meets no narrower requirement
+    (
+        "nn.dense",
+        [TensorType((n, k), d), TensorType((m, k), d)],
+        {},
+        "nn.dense: data must be a numeric tensor, got Tensor[(n, k), d]",
+    ),
+    (
+        "nn.relu",
+        [TensorType((n, 3), d)],
+        {},
+        "nn.relu: data must be a numeric tensor, got Tensor[(n, 3), d]",
+    ),
+    (
+        "nn.softmax",
+        [TensorType((3,), d)],
+        {},
+        "nn.softmax: data must be a floating-point tensor, got Tensor[(3,), d]",
     ),
     (
         "nn.dense",
@@ -761,6 +776,43 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
         [T(1, 3, 4, 4), T(3, 4, 1, 1)],
         {"output_padding": -1},
         "nn.conv2d_transpose: output_padding must be non-negative, got [-1]",
+    ),
+    # output_padding below the strides, as TVM's topi asserts
+    (
+        "nn.conv2d_transpose",
+        [T(1, 1, 4, 4), T(1, 1, 3, 3)],
+        {"strides": 2, "output_padding": 2},
+        "nn.conv2d_transpose: output_padding must be smaller than strides, got output_padding "
+        "[2, 2] and strides [2, 2]",
+    ),
+    (
+        "nn.conv2d_transpose",
+        [T(1, 1, 4, 4), T(1, 1, 3, 3)],
+        {"output_padding": [0, 1]},
+        "nn.conv2d_transpose: output_padding must be smaller than strides, got output_padding "
+        "[0, 1] and strides [1, 1]",
+    ),
+    (
+        "nn.conv2d_transpose",
+        [T(1, 1, 4, 4), T(1, 1, 3, 3)],
+        {"strides": [3, 2], "output_padding": [1, 2]},
+        "nn.conv2d_transpose: output_padding must be smaller than strides, got output_padding "
+        "[1, 2] and strides [3, 2]",
+    ),
+    # results too big to exist
+    (
+        "nn.conv2d",
+        [T(1, 1, 4, 4), T(1, 1, 3, 3)],
+        {"padding": [2**62]},
+        "nn.conv2d: the result shape (1, 1, 9223372036854775810, 9223372036854775810) of "
+        "float32 is too big (more than 2**63 - 1 bytes)",
+    ),
+    (
+        "nn.pad",
+        [T(2), T()],
+        {"pad_width": [[0, 2**62]]},
+        "nn.pad: the result shape (4611686018427387906,) of float32 is too big "
+        "(more than 2**63 - 1 bytes)",
     ),
     (
         "nn.conv2d_transpose",
@@ -1290,7 +1342,9 @@ def conv2d_cases(draw: Draw) -> Case:
         "out_dtype": draw(st.sampled_from(["", "", "float32", "int32"])),
     }
     if transpose:
-        attrs["output_padding"] = pair(draw, 0, 1)[1]
+        # below the strides, as TVM's topi requires
+        op_h, op_w = draw(st.integers(0, sh - 1)), draw(st.integers(0, sw - 1))
+        attrs["output_padding"] = [op_h, op_w] if op_h != op_w else maybe_list(draw, [op_h])
         letters = {"I": cin, "O": cout // groups, "H": kh, "W": kw}
     else:
         letters = {"O": cout, "I": cin // groups, "H": kh, "W": kw}
@@ -1546,3 +1600,18 @@ def test_symbolic_spatial_dims_evaluate_to_the_concrete_ones(
     symbolic = infer_call_type(op, args, attrs)
     expected = infer_call_type(op, concrete, attrs)
     assert evaluate(symbolic, {n: 2, h: size[0], w: size[1]}) == evaluate(expected, {})
+
+
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        ("nn.dense", [T(2, 3), T(4, 3)]),
+        ("nn.matmul", [T(2, 3), T(3, 4)]),
+        ("nn.batch_matmul", [T(1, 2, 3), T(1, 4, 3)]),
+        ("nn.conv2d", [T(1, 1, 4, 4), T(1, 1, 3, 3)]),
+        ("nn.conv2d_transpose", [T(1, 1, 4, 4), T(1, 1, 3, 3)]),
+    ],
+)
+def test_every_out_dtype_attribute_is_checked(op: str, args: list[Type]) -> None:
+    assert error(op, args, {"out_dtype": "foo"}) == f"{op}: unknown out_dtype 'foo'"
+    assert error(op, args, {"out_dtype": "bool"}) == f"{op}: out_dtype must be numeric, got bool"

@@ -154,12 +154,10 @@ RESULTS: list[tuple[str, list[Type], str]] = [
     # dtype variables
     ("add", [TensorType((n,), d), TensorType((1,), d)], "Tensor[(n,), d]"),
     ("greater", [TensorType((n,), d), TensorType((n,), d)], "Tensor[(n,), bool]"),
-    ("logical_or", [TensorType((2,), d), TensorType((2,), d)], "Tensor[(2,), bool]"),
     # the unary operators give their argument's type
     ("negative", [T(n, 3)], "Tensor[(n, 3), float32]"),
     ("negative", [T(Any, dtype="int8")], "Tensor[(?,), int8]"),
     ("logical_not", [T(n, dtype="bool")], "Tensor[(n,), bool]"),
-    ("logical_not", [TensorType((2,), d)], "Tensor[(2,), d]"),
 ]
 
 
@@ -236,6 +234,22 @@ ERRORS: list[tuple[str, list[Type], str]] = [
         "logical_not",
         [T(2, dtype="int32")],
         "logical_not: argument must be bool, got Tensor[(2,), int32]",
+    ),
+    # a dtype variable may stand for any dtype, not only bool
+    (
+        "logical_or",
+        [TensorType((2,), d), TensorType((2,), d)],
+        "logical_or: arguments must be bool, got Tensor[(2,), d] and Tensor[(2,), d]",
+    ),
+    (
+        "logical_not",
+        [TensorType((2,), d)],
+        "logical_not: argument must be bool, got Tensor[(2,), d]",
+    ),
+    (
+        "subtract",
+        [TensorType((2,), d), TensorType((2,), d)],
+        "subtract: arguments must be numeric, got Tensor[(2,), d] and Tensor[(2,), d]",
     ),
     # tensors only
     ("add", [TupleType((T(3),)), T(3)], "add: lhs must be a tensor, got (Tensor[(3,), float32],)"),

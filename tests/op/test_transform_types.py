@@ -20,7 +20,17 @@ import relay
 from relay.errors import TypeCheckError
 from relay.ir import dim
 from relay.ir.dim import Dim
-from relay.ir.types import Any, IncompleteType, Kind, TensorType, TupleType, Type, TypeVar, _AnyDim
+from relay.ir.types import (
+    DTYPES as RELAY_DTYPES,
+    Any,
+    IncompleteType,
+    Kind,
+    TensorType,
+    TupleType,
+    Type,
+    TypeVar,
+    _AnyDim,
+)
 from relay.op import get_op, transform as transform_ops
 from relay.typecheck import infer_call_type
 
@@ -77,6 +87,7 @@ OPS = [
 ]
 
 BIG = 2**31 - 1  # "to the end" for strided_slice
+DTYPE_CHOICES = ", ".join(repr(t) for t in RELAY_DTYPES)
 
 
 def test_every_transform_operator_has_a_relation_documented_in_one_line() -> None:
@@ -247,6 +258,25 @@ RESULTS: list[tuple[str, list[Type], dict[str, object], str]] = [
         "Tensor[(2,), float32]",
     ),
     ("strided_slice", [T(5)], {"begin": [7], "end": [9]}, "Tensor[(0,), float32]"),
+    # an empty selection inside the axis is a 0-length axis too, as in numpy
+    ("strided_slice", [T(5, 7)], {"begin": [3], "end": [1]}, "Tensor[(0, 7), float32]"),
+    ("strided_slice", [T(4, 3)], {"begin": [3], "end": [1]}, "Tensor[(0, 3), float32]"),
+    ("strided_slice", [T(1)], {"begin": [1], "end": [-1]}, "Tensor[(0,), float32]"),
+    ("strided_slice", [T(4)], {"begin": [1], "end": [3], "strides": [-1]}, "Tensor[(0,), float32]"),
+    ("strided_slice", [T(2, 3)], {"begin": [3], "end": [5]}, "Tensor[(0, 3), float32]"),
+    (
+        "strided_slice",
+        [T(5, 7)],
+        {"begin": [0, 1], "end": [5, 3], "strides": [1, -1]},
+        "Tensor[(5, 0), float32]",
+    ),
+    (
+        "strided_slice",
+        [T(0)],
+        {"begin": [-1], "end": [-9], "strides": [-1]},
+        "Tensor[(0,), float32]",
+    ),
+    ("strided_slice", [T(n, 6)], {"begin": [3], "end": [1]}, "Tensor[(?, 6), float32]"),
     ("strided_slice", [T(5)], {"begin": [-3], "end": [BIG]}, "Tensor[(3,), float32]"),
     (
         "strided_slice",
@@ -770,20 +800,6 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
     (
         "strided_slice",
         [T(5, 7)],
-        {"begin": [3], "end": [1]},
-        "strided_slice: begin 3 and end 1 select nothing on axis 0 of size 5 with stride 1 "
-        "(in Tensor[(5, 7), float32])",
-    ),
-    (
-        "strided_slice",
-        [T(5, 7)],
-        {"begin": [0, 1], "end": [5, 3], "strides": [1, -1]},
-        "strided_slice: begin 1 and end 3 select nothing on axis 1 of size 7 with stride -1 "
-        "(in Tensor[(5, 7), float32])",
-    ),
-    (
-        "strided_slice",
-        [T(5, 7)],
         {"begin": [0, 0, 0], "end": [1]},
         "strided_slice: 3 begin/end/stride values for Tensor[(5, 7), float32]",
     ),
@@ -935,12 +951,169 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
         "one_hot: axis 2 is out of range for inserting a dimension into a rank-1 tensor",
     ),
     ("one_hot", [I(3), T(), T()], {"depth": 0}, "one_hot: depth must be positive, got 0"),
+    ("one_hot", [I(3), T(), T()], {"depth": -2}, "one_hot: depth must be positive, got -2"),
+    # a dtype attribute must name a dtype
+    (
+        "one_hot",
+        [I(3), T(), T()],
+        {"depth": 2, "dtype": "foo"},
+        f"attribute dtype of one_hot must be one of {DTYPE_CHOICES}, got 'foo'",
+    ),
+    (
+        "one_hot",
+        [I(3), T(), T()],
+        {"depth": 2, "dtype": ""},
+        f"attribute dtype of one_hot must be one of {DTYPE_CHOICES}, got ''",
+    ),
+    # results must be tensors that can exist: rank at most 64, at most 2**63 - 1 bytes
+    (
+        "expand_dims",
+        [T(2)],
+        {"axis": 0, "num_newaxis": 99999999999999999999},
+        "expand_dims: num_newaxis 99999999999999999999 is above the maximum rank 64",
+    ),
+    (
+        "expand_dims",
+        [T(2)],
+        {"axis": 0, "num_newaxis": 10**8},
+        "expand_dims: num_newaxis 100000000 is above the maximum rank 64",
+    ),
+    (
+        "expand_dims",
+        [T(*[2] * 60)],
+        {"axis": 0, "num_newaxis": 5},
+        "expand_dims: the result would have rank 65, above the maximum rank 64",
+    ),
+    (
+        "tile",
+        [T(3)],
+        {"reps": [1] * 65},
+        "tile: reps has 65 values, above the maximum rank 64",
+    ),
+    (
+        "tile",
+        [T(3)],
+        {"reps": [10**30]},
+        "tile: the result shape (3000000000000000000000000000000,) of float32 is too big "
+        "(more than 2**63 - 1 bytes)",
+    ),
+    (
+        "tile",
+        [T(2, 3)],
+        {"reps": [2**40, 2**40]},
+        "tile: the result shape (2199023255552, 3298534883328) of float32 is too big "
+        "(more than 2**63 - 1 bytes)",
+    ),
+    (
+        "repeat",
+        [T(3)],
+        {"repeats": 2**63, "axis": 0},
+        "repeat: repeats must be at most 2**63 - 1, got 9223372036854775808",
+    ),
+    (
+        "repeat",
+        [T(4, dtype="int8")],
+        {"repeats": 2**62, "axis": 0},
+        "repeat: the result shape (18446744073709551616,) of int8 is too big "
+        "(more than 2**63 - 1 bytes)",
+    ),
+    (
+        "one_hot",
+        [I(3), T(), T()],
+        {"depth": 2**62},
+        "one_hot: the result shape (3, 4611686018427387904) of float32 is too big "
+        "(more than 2**63 - 1 bytes)",
+    ),
+    (
+        "one_hot",
+        [I(*[1] * 64), T(), T()],
+        {"depth": 2},
+        "one_hot: the result would have rank 65, above the maximum rank 64",
+    ),
+    (
+        "broadcast_to",
+        [T(1)],
+        {"shape": [1] * 65},
+        "broadcast_to: the result would have rank 65, above the maximum rank 64",
+    ),
+    (
+        "reshape",
+        [T(1)],
+        {"newshape": [1] * 65},
+        "reshape: the result would have rank 65, above the maximum rank 64",
+    ),
+    (
+        "take",
+        [T(*[1] * 40), I(*[1] * 30)],
+        {"axis": 0},
+        "take: the result would have rank 69, above the maximum rank 64",
+    ),
+    (
+        "stack",
+        [Tup(T(*[1] * 64), T(*[1] * 64))],
+        {"axis": 0},
+        "stack: the result would have rank 65, above the maximum rank 64",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("op", "args", "attrs", "message"), ERRORS)
 def test_error_message(op: str, args: list[Type], attrs: dict[str, object], message: str) -> None:
     assert error(op, args, attrs) == message
+
+
+LIMIT_CASES: list[tuple[str, list[np.ndarray], dict[str, object]]] = [
+    # the largest rank numpy has
+    ("expand_dims", [np.zeros((2,) * 4, "float32")], {"axis": 0, "num_newaxis": 60}),
+    ("tile", [np.zeros(3, "int8")], {"reps": [1] * 64}),
+    ("reshape", [np.zeros(1, "float32")], {"newshape": [1] * 64}),
+    (
+        "one_hot",
+        [np.zeros((1,) * 63, "int32"), np.ones((), "float32"), np.zeros((), "float32")],
+        {"depth": 2},
+    ),
+    # dimensions too big for memory are fine next to a zero (numpy leaves zeros out)
+    ("repeat", [np.zeros(0, "float32")], {"repeats": 2**63 - 1, "axis": 0}),
+    ("tile", [np.zeros((0, 1), "int8")], {"reps": [3, 2**62]}),
+    (
+        "one_hot",
+        [np.zeros(0, "int32"), np.ones((), "int8"), np.zeros((), "int8")],
+        {"depth": 2**62, "dtype": "int8"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("op", "arrays", "attrs"), LIMIT_CASES)
+def test_results_at_the_limits_agree_with_the_references(
+    op: str, arrays: list[np.ndarray], attrs: dict[str, object]
+) -> None:
+    inferred = infer_call_type(op, [type_of(a) for a in arrays], attrs)
+    assert inferred == type_of(run(op, arrays, attrs))
+
+
+def test_one_hot_takes_every_dtype() -> None:
+    indices, on, off = np.array([0, 2, 5], "int32"), np.ones((), "float32"), np.zeros((), "float32")
+    for dtype in RELAY_DTYPES:
+        attrs = {"depth": 3, "dtype": dtype}
+        inferred = infer_call_type("one_hot", [type_of(indices), T(), T()], attrs)
+        assert (
+            inferred
+            == TensorType((3, 3), dtype)
+            == type_of(run("one_hot", [indices, on, off], attrs))
+        )
+
+
+def test_bad_dtype_attribute_through_infer_type() -> None:
+    from relay.ir import Call, Function, Op, Var, const
+    from relay.ir.attrs import Attrs
+
+    i = Var("i", I(3))
+    call = Call(Op("one_hot"), (i, const(1.0), const(0.0)), Attrs(depth=2, dtype="foo"))
+    with pytest.raises(TypeCheckError) as info:
+        relay.infer_type(Function((i,), call))
+    assert info.value.message == (
+        f"attribute dtype of one_hot must be one of {DTYPE_CHOICES}, got 'foo'"
+    )
 
 
 def test_every_operator_is_covered_by_the_tables() -> None:

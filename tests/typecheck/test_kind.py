@@ -243,15 +243,17 @@ def test_type_arguments_against_callee_parameters() -> None:
     mod = relay.parse("def @id2[A, n: Shape](%x: A) -> A { %x }")
     gv = mod.get_global_var("id2")
     ok = Call(gv, (Var("a"),), type_args=(TensorType((), "int32"), N))
-    assert check_expr_kinds(ok, mod) == []
+    assert check_expr_kinds(Function((), ok, type_params=(N,)), mod) == []
     bad = Call(gv, (Var("a"),), type_args=(N, A))
-    assert [e.message for e in check_expr_kinds(bad, mod)] == [
+    assert [e.message for e in check_expr_kinds(Function((), bad, type_params=(N, A)), mod)] == [
         "type variable n of kind Shape used as a type",
         "type variable A of kind Type used as a dimension",
     ]
     # an unknown callee, or the wrong count, is the type checker's business
-    assert check_expr_kinds(Call(Var("f"), (), type_args=(N,)), mod) == []
-    assert check_expr_kinds(Call(gv, (), type_args=(N,)), mod) == []
+    for call in (Call(Var("f"), (), type_args=(N,)), Call(gv, (), type_args=(N,))):
+        assert check_expr_kinds(Function((), call, type_params=(N,)), mod) == []
+        # ... but a type argument's variables must be bound
+        assert [e.message for e in check_expr_kinds(call, mod)] == ["type variable n is not bound"]
 
 
 def test_prelude_is_well_kinded() -> None:
@@ -282,3 +284,52 @@ PRELUDE = relay.prelude()
 @given(types(TypeScope((A, N, D), tuple(PRELUDE.type_definitions.values())), depth=3))
 def test_random_types_are_well_kinded(t: Type) -> None:
     assert check_kind(t, PRELUDE) == []
+
+
+# -- free type variables ------------------------------------------------------------------------
+
+
+def test_a_free_type_variable_is_an_error() -> None:
+    from relay.ir.expr import Tuple
+
+    z = Var("z", A)
+    f = Function((z,), Tuple(()))
+    assert [e.message for e in check_expr_kinds(f)] == ["type variable A is not bound"]
+    with pytest.raises(relay.TypeCheckError, match="type variable A is not bound"):
+        relay.infer_type(f)
+    # in a module too, at the annotation (or the function, for its result type)
+    mod = relay.parse('#[version = "0.0.5"]\ndef @f() { () }', "free.rly")
+    x = Var("x", TensorType((N, 2), "float32"), span=Span("free.rly", 2, 8, 2, 30))
+    fn_span = Span("free.rly", 2, 1, 2, 40)
+    mod.update_func("f", Function((x,), x, ret_type=TensorType((N, 2), D), span=fn_span))
+    assert [(e.message, str(e.span)) for e in check_module_kinds(mod)] == [
+        ("type variable n is not bound", "free.rly:2:8"),
+        ("type variable n is not bound", "free.rly:2:1"),
+        ("type variable d is not bound", "free.rly:2:1"),
+    ]
+    # a variable of the wrong kind is reported as such (once)
+    g = Function((Var("t", TensorType((A,), "float32")),), Tuple(()))
+    assert [e.message for e in check_expr_kinds(g)] == [
+        "type variable A of kind Type used as a dimension"
+    ]
+
+
+def test_type_variables_bound_around_are_in_scope() -> None:
+    from relay.ir.expr import Tuple
+
+    # by the type parameters of an enclosing function, nested functions included
+    inner = Function((Var("y", A),), Tuple(()), ret_type=TupleType(()))
+    outer = Function((Var("x", TensorType((N,), D)),), inner, type_params=(A, N, D))
+    assert check_expr_kinds(outer) == []
+    # by a function type's own parameters
+    assert check_expr_kinds(Function((Var("g", FuncType((A,), A, (A,))),), Tuple(()))) == []
+    # not by a sibling
+    sibling = Tuple(
+        (Function((), Tuple(()), type_params=(A,)), Function((Var("w", A),), Tuple(())))
+    )
+    assert [e.message for e in check_expr_kinds(sibling)] == ["type variable A is not bound"]
+    # by a data type's parameters, in its constructors' fields
+    assert check_module_kinds(relay.parse("type Box[n: Shape] { B(Tensor[(n,), float32]) }")) == []
+    # in an expression checked alone, by the annotation of a free variable
+    free = Var("v", TensorType((N, 3), "float32"))
+    assert check_expr_kinds(Function((Var("u", TensorType((N,), "float32")),), free)) == []

@@ -19,7 +19,15 @@ annotation here:
 This is the counterpart of the static unifier (:mod:`relay.typecheck.solver`): the same
 binding discipline, applied to sizes instead of types. A mismatch is an
 :class:`~relay.errors.ExecutionError` that names the parameter, the declared type and the
-value, with the parameter's span.
+value, with the parameter's span (or the span of the call, for a call inside the program).
+
+Inside a program the same checks run where the type checker deferred them: a value whose
+type has a ``?`` dimension passed to a parameter annotated with a known size (or through a
+function type whose parameter has ``?``), and a body whose type has a ``?`` where the
+declared result type has a size. :func:`call_needs_check` and :func:`result_needs_check`
+tell, from the checked types, which calls and functions those are (the interpreter asks
+once per node and checks only those, so a program without ``?`` pays nothing);
+:func:`check_arguments` and :func:`check_result` check the values.
 """
 
 from __future__ import annotations
@@ -38,7 +46,8 @@ from relay.backend.interpreter.values import (
 )
 from relay.errors import ExecutionError
 from relay.ir import dim as dims
-from relay.ir.expr import Constructor, Function, Op
+from relay.ir.expr import Call, Constructor, Expr, Function, Op
+from relay.ir.span import Span
 from relay.ir.types import (
     FuncType,
     GlobalTypeVar,
@@ -52,7 +61,13 @@ from relay.ir.types import (
     _AnyDim,
 )
 
-__all__ = ["check_arguments"]
+__all__ = [
+    "call_needs_check",
+    "check_arguments",
+    "check_result",
+    "may_need_checks",
+    "result_needs_check",
+]
 
 
 class _Mismatch(Exception):
@@ -132,14 +147,20 @@ def _check(ty: Type, value: Value, b: _Bindings) -> None:
     # a type variable accepts any value
 
 
-def check_arguments(func: Function, args: Sequence[Value], name: str) -> None:
+def check_arguments(
+    func: Function, args: Sequence[Value], name: str, span: Span | None = None
+) -> None:
     """Check ``args`` against the annotated parameter types of ``func`` (``name`` is how error
     messages call the function, e.g. ``@main``); see the module docstring.
 
-    Raises ExecutionError for a wrong number of arguments or the first argument that does not
-    conform."""
+    Raises ExecutionError, with ``span`` (by default the parameter's), for the first argument
+    that does not conform; a wrong number of arguments is left to the caller."""
     if len(args) != len(func.params):
         return  # the interpreter's own arity error reports this at the call
+    _check_params(func, args, name, span)
+
+
+def _check_params(func: Function, args: Sequence[Value], name: str, span: Span | None) -> _Bindings:
     b = _Bindings()
     owner: dict[int, int] = {}
     for i, (param, value) in enumerate(zip(func.params, args, strict=True)):
@@ -150,21 +171,60 @@ def check_arguments(func: Function, args: Sequence[Value], name: str) -> None:
         try:
             _check(ty, value, b)
         except _Mismatch as err:
-            raise _error(func, i, name, ty, value, str(err)) from None
+            raise _error(func, i, name, ty, value, str(err), span) from None
         for k in range(start, len(b.deferred)):
             owner[k] = i
     for k, (d, size, where) in enumerate(b.deferred):
-        expected = dims.substitute(d, lambda v: b.sizes.get(v, v))  # type: ignore[arg-type]
+        expected = _evaluate(d, b)
         if isinstance(expected, int) and expected != size:
             i = owner[k]
             ty = func.params[i].type_annotation
             assert ty is not None
             detail = f"{where} is {size}, not {dims.dim_str(d)} = {expected}"
-            raise _error(func, i, name, ty, args[i], detail)
+            raise _error(func, i, name, ty, args[i], detail, span)
+    b.deferred.clear()
+    return b
+
+
+def _evaluate(d: object, b: _Bindings) -> object:
+    return dims.substitute(d, lambda v: b.sizes.get(v, v))  # type: ignore[arg-type]
+
+
+def check_result(
+    func: Function, args: Sequence[Value], value: Value, name: str, span: Span | None = None
+) -> None:
+    """Check ``value``, returned by ``func`` applied to ``args``, against its declared result
+    type (its shape variables take their sizes from the arguments); ExecutionError (with
+    ``span``, by default the declared type's) if it does not conform."""
+    ty = func.ret_type
+    if ty is None:
+        return
+    where = span or getattr(ty, "span", None) or func.span
+    b = _check_params(func, args, name, where)
+    try:
+        _check(ty, value, b)
+        for d, size, at in b.deferred:
+            expected = _evaluate(d, b)
+            if isinstance(expected, int) and expected != size:
+                raise _Mismatch(f"{at} is {size}, not {dims.dim_str(d)} = {expected}")
+    except _Mismatch as err:
+        from relay.ir.printer import astext
+
+        raise ExecutionError(
+            f"the result of {name} does not match its type {astext(ty)}: "
+            f"got {describe_value(value)} ({err})",
+            where,
+        ) from None
 
 
 def _error(
-    func: Function, i: int, name: str, ty: Type, value: Value, detail: str
+    func: Function,
+    i: int,
+    name: str,
+    ty: Type,
+    value: Value,
+    detail: str,
+    span: Span | None = None,
 ) -> ExecutionError:
     from relay.ir.printer import astext
 
@@ -172,5 +232,100 @@ def _error(
     return ExecutionError(
         f"argument {i} of {name} (%{param.name_hint}) does not match its type "
         f"{astext(ty)}: got {describe_value(value)} ({detail})",
-        param.span,
+        span if span is not None else param.span,
     )
+
+
+# -- which checks the type checker deferred ----------------------------------------------------------
+
+
+def _deferred(actual: Type, declared: Type | None) -> bool:
+    """Whether a value of static type ``actual`` may not conform to ``declared`` although the
+    two unified: a tensor dimension ``?`` in ``actual`` where ``declared`` has a size (or a
+    shape variable or expression). Only tensors (in tuples) are compared: the run-time check
+    of other types does not look inside them."""
+    if declared is None:
+        return False
+    work: list[tuple[Type, Type]] = [(actual, declared)]
+    while work:
+        a, d = work.pop()
+        if isinstance(a, TensorType) and isinstance(d, TensorType):
+            if any(
+                isinstance(x, _AnyDim) and not isinstance(y, _AnyDim)
+                for x, y in zip(a.shape, d.shape, strict=False)
+            ):
+                return True
+        elif isinstance(a, TupleType) and isinstance(d, TupleType):
+            work.extend(zip(a.fields, d.fields, strict=False))
+    return False
+
+
+def _has_any(t: Type) -> bool:
+    """Whether a tensor in ``t`` (or in its tuples) has a ``?`` dimension."""
+    work = [t]
+    while work:
+        x = work.pop()
+        if isinstance(x, TensorType):
+            if any(isinstance(d, _AnyDim) for d in x.shape):
+                return True
+        elif isinstance(x, TupleType):
+            work.extend(x.fields)
+    return False
+
+
+def _checked_type(e: Expr) -> Type | None:
+    try:
+        return e.checked_type
+    except ValueError:  # not type-checked: nothing is known, nothing is checked
+        return None
+
+
+def call_needs_check(call: Call, callee: Function | None) -> bool:
+    """Whether the arguments of ``call`` must be checked against the callee's parameters when
+    it runs: the type checker deferred the check (see the module docstring). ``callee`` is the
+    function called when it is known statically (a global's definition), else None: then the
+    callee's type as the call sees it is used, and a ``?`` in one of its parameters also counts
+    (the function called may declare a size there)."""
+    if isinstance(call.op, Op | Constructor):
+        return False
+    arg_types = [_checked_type(a) for a in call.args]
+    if callee is not None:
+        return any(
+            t is not None and _deferred(t, p.type_annotation)
+            for t, p in zip(arg_types, callee.params, strict=False)
+        )
+    view = _checked_type(call.op)
+    if isinstance(view, FuncType) and any(_has_any(p) for p in view.arg_types):
+        return True
+    return any(t is not None and _has_any(t) for t in arg_types)
+
+
+def _sized(t: Type) -> bool:
+    """Whether a tensor in ``t`` (or in its tuples) has a dimension other than ``?``."""
+    work = [t]
+    while work:
+        x = work.pop()
+        if isinstance(x, TensorType):
+            if any(not isinstance(d, _AnyDim) for d in x.shape):
+                return True
+        elif isinstance(x, TupleType):
+            work.extend(x.fields)
+    return False
+
+
+def may_need_checks(func: Function) -> bool:
+    """Whether some call of ``func`` may need a deferred check: a parameter declares a size
+    (a ``?`` argument may break it) or its result needs checking. False for most functions
+    of scalars, which a ``?`` cannot break; the interpreter then looks no further."""
+    return result_needs_check(func) or any(
+        p.type_annotation is not None and _sized(p.type_annotation) for p in func.params
+    )
+
+
+def result_needs_check(func: Function) -> bool:
+    """Whether the value ``func`` returns must be checked against its declared result type:
+    the type of its body has a ``?`` where the declared type has a size."""
+    if func.ret_type is None:
+        return False
+    body = _checked_type(func.body)
+    return body is not None and _deferred(body, func.ret_type)

@@ -43,7 +43,13 @@ from typing import Any
 
 import numpy as np
 
-from relay.backend.interpreter.conform import check_arguments
+from relay.backend.interpreter.conform import (
+    call_needs_check,
+    check_arguments,
+    check_result,
+    may_need_checks,
+    result_needs_check,
+)
 from relay.backend.interpreter.values import (
     Closure,
     ConstructorValue,
@@ -98,6 +104,7 @@ DEFAULT_MAX_STACK_DEPTH = 5_000_000
 #   [_REF_CREATE]                              make a reference cell
 #   [_REF_READ, ref_read]                      read a reference
 #   [_REF_WRITE, ref_write, env, ref]          evaluate the new value, then write it
+#   [_RESULT, closure, values]                 check a closure's result against its type
 _ARG = 0
 _APPLY = 1
 _LET = 2
@@ -108,6 +115,7 @@ _PROJ = 6
 _REF_CREATE = 7
 _REF_READ = 8
 _REF_WRITE = 9
+_RESULT = 10
 
 _UNSET: Any = object()
 
@@ -256,6 +264,12 @@ class Interpreter:
         self._globals: dict[GlobalVar, Closure] = {}
         self._ops: dict[Op, _OpEntry] = {}
         self._call_attrs: dict[Call, Attrs | None] = {}
+        # The run-time type checks the type checker deferred (a `?` dimension where an
+        # annotation has a size), decided once per function (`_guards`: whether its calls
+        # may need any, kept on each closure) and once per call.
+        self._guards: dict[Function, bool] = {}
+        self._call_checks: dict[Call, bool] = {}
+        self._result_checks: dict[Function, bool] = {}
 
     # -- public entry points -----------------------------------------------------------------
 
@@ -358,6 +372,37 @@ class Interpreter:
         if type(result) is np.ndarray:
             return result
         return _normalize_result(result, entry.name, _span_of(call))
+
+    def _deferred_checks(self, closure: Closure, values: list[Value], call: Call | None) -> bool:
+        """Run the deferred checks of applying ``closure`` to ``values`` at ``call``: check the
+        arguments if the call needs it; whether the result must be checked when it returns.
+
+        The machine calls this unless ``closure.guard`` is False: the closure's function
+        declares no size a ``?`` could break (decided here on its first call)."""
+        fn = closure.func
+        if closure.guard is None:
+            guard = self._guards.get(fn)
+            if guard is None:
+                guard = self._guards[fn] = may_need_checks(fn)
+            closure.guard = guard
+            if not guard:
+                return False
+        check_args: bool | None = False
+        if call is not None:
+            check_args = self._call_checks.get(call)
+            if check_args is None:
+                callee: Function | None = None
+                if isinstance(call.op, GlobalVar):
+                    callee = self._global(call.op).func
+                elif isinstance(call.op, Function):
+                    callee = call.op
+                check_args = self._call_checks[call] = call_needs_check(call, callee)
+        check_result = self._result_checks.get(fn)
+        if check_result is None:
+            check_result = self._result_checks[fn] = result_needs_check(fn)
+        if check_args:
+            check_arguments(fn, values, _callee_name(closure, call), call.span if call else None)
+        return check_result
 
     def _no_match(self, node: Match, value: Value) -> ExecutionError:
         return ExecutionError(
@@ -526,6 +571,8 @@ class Interpreter:
                                 "(the limit set by max_calls)",
                                 _span_of(call),
                             )
+                        if func.guard is not False and self._deferred_checks(func, values, call):
+                            push([_RESULT, func, values])
                         env = Env(dict(zip(params, values, strict=True)), func.env)
                         expr = fn.body
                         continue
@@ -666,6 +713,9 @@ class Interpreter:
                                 frame[1].span,
                             )
                         value = value.value
+                    elif kind == _RESULT:
+                        func = frame[1]
+                        check_result(func.func, frame[2], value, _callee_name(func, None))
                     else:  # _REF_WRITE
                         node = frame[1]
                         if frame[3] is None:
@@ -681,6 +731,15 @@ class Interpreter:
                             break
                         frame[3].value = value
                         value = ()
+
+
+def _callee_name(closure: Closure, call: Call | None) -> str:
+    """How run-time type errors name a closure: ``@g``, ``%f`` or "the function"."""
+    if closure.global_var is not None:
+        return f"@{closure.global_var.name_hint}"
+    if call is not None and isinstance(call.op, Var):
+        return f"%{call.op.name_hint}"
+    return "the function"
 
 
 def interpret(program: Module | Expr, *args: object, mod: Module | None = None) -> Value:

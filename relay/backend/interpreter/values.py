@@ -109,7 +109,7 @@ class Closure:
     defines it and ``global_var`` its name.
     """
 
-    __slots__ = ("env", "func", "global_var", "mod")
+    __slots__ = ("env", "func", "global_var", "guard", "mod")
 
     def __init__(
         self,
@@ -122,6 +122,9 @@ class Closure:
         self.env = env
         self.mod = mod
         self.global_var = global_var
+        # whether a call may need run-time type checks the type checker deferred (None: not
+        # known yet; the interpreter decides on the first call)
+        self.guard: bool | None = None
 
     def __repr__(self) -> str:
         if self.global_var is not None:
