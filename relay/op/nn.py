@@ -1147,13 +1147,15 @@ def _conv_weight(
     return inferred
 
 
-def _conv2d_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
-    """(n, c, h, w) * (o, c/g, kh, kw) -> (n, o, (h + pt + pb - dh*(kh-1) - 1) // sh + 1, ..)."""
-    op = "nn.conv2d"
+def _conv_data(
+    op: str, types: list[Type], attrs: Attrs
+) -> tuple[TensorType, str, tuple[Dim, Dim, Dim, Dim], int, int | None] | None:
+    """A convolution's data checked: (data, layout, its (N, C, H, W) dims, groups, channels),
+    or None while the data type is unknown."""
     _check_attr_values(op, attrs)
     if not is_known(types[0]):
-        return False
-    layout, kernel_layout = _str_attr(attrs, "data_layout"), _str_attr(attrs, "kernel_layout")
+        return None
+    layout = _str_attr(attrs, "data_layout")
     x = _ranked(types[0], op, "data", rank=4, layout=layout)
     _need_dtype(x, op, "data", _NUMERIC)
     n, c, h, wd = _axes(x.shape, layout, "NCHW")
@@ -1162,16 +1164,38 @@ def _conv2d_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
     assert channels is None or isinstance(channels, int)
     if _not_divisible(c, groups):
         raise RelationError(f"{op}: data has {_ds(c)} channels, not divisible by groups={groups}")
-    dims = {"O": channels or 0, "I": dim.floordiv(c, groups)}
+    return x, layout, (n, c, h, wd), groups, channels
+
+
+def _conv_kernel(
+    op: str, r: Reporter, types: list[Type], attrs: Attrs, dims: dict[str, Dim], x: TensorType
+) -> tuple[TensorType, DType] | None:
+    """A convolution's weight (inferred from ``dims`` where unknown) checked against the data
+    ``x``, and the result dtype; None while the weight cannot be known yet."""
     weight = _conv_weight(op, r, types, attrs, dims, x.dtype)
     if weight is None:
-        return False
-    w = _ranked(weight, op, "weight", rank=4, layout=kernel_layout)
+        return None
+    w = _ranked(weight, op, "weight", rank=4, layout=_str_attr(attrs, "kernel_layout"))
     _need_dtype(w, op, "weight", _NUMERIC)
     out_dtype = _result_dtype(op, attrs["out_dtype"], x.dtype)
     if not attrs["out_dtype"]:
         _one_dtype(r, op, x, w, "data", "weight")
-    o, i, kh, kw = _axes(w.shape, kernel_layout, "OIHW")
+    return w, out_dtype
+
+
+def _conv2d_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+    """(n, c, h, w) * (o, c/g, kh, kw) -> (n, o, (h + pt + pb - dh*(kh-1) - 1) // sh + 1, ..)."""
+    op = "nn.conv2d"
+    data = _conv_data(op, types, attrs)
+    if data is None:
+        return False
+    x, layout, (n, c, h, wd), groups, channels = data
+    dims = {"O": channels or 0, "I": dim.floordiv(c, groups)}
+    kernel = _conv_kernel(op, r, types, attrs, dims, x)
+    if kernel is None:
+        return False
+    w, out_dtype = kernel
+    o, i, kh, kw = _axes(w.shape, _str_attr(attrs, "kernel_layout"), "OIHW")
     if _not_divisible(o, groups):
         raise RelationError(
             f"{op}: weight has {_ds(o)} output channels, not divisible by groups={groups}"
@@ -1203,30 +1227,18 @@ def _conv2d_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
 def _conv2d_transpose_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
     """(n, c, h, w) * (c, o/g, kh, kw) -> (n, o, (h-1)*sh + dh*(kh-1) + 1 - pt - pb + oph, ..)."""
     op = "nn.conv2d_transpose"
-    _check_attr_values(op, attrs)
-    if not is_known(types[0]):
+    data = _conv_data(op, types, attrs)
+    if data is None:
         return False
-    layout, kernel_layout = _str_attr(attrs, "data_layout"), _str_attr(attrs, "kernel_layout")
-    x = _ranked(types[0], op, "data", rank=4, layout=layout)
-    _need_dtype(x, op, "data", _NUMERIC)
-    n, c, h, wd = _axes(x.shape, layout, "NCHW")
-    groups = _int_attr(attrs, "groups")
-    channels = attrs["channels"]
-    assert channels is None or isinstance(channels, int)
-    if _not_divisible(c, groups):
-        raise RelationError(f"{op}: data has {_ds(c)} channels, not divisible by groups={groups}")
+    x, layout, (n, c, h, wd), groups, channels = data
     if channels is not None and channels % groups:
         raise RelationError(f"{op}: channels={channels} is not divisible by groups={groups}")
     dims = {"I": c, "O": (channels or 0) // groups}
-    weight = _conv_weight(op, r, types, attrs, dims, x.dtype)
-    if weight is None:
+    kernel = _conv_kernel(op, r, types, attrs, dims, x)
+    if kernel is None:
         return False
-    w = _ranked(weight, op, "weight", rank=4, layout=kernel_layout)
-    _need_dtype(w, op, "weight", _NUMERIC)
-    out_dtype = _result_dtype(op, attrs["out_dtype"], x.dtype)
-    if not attrs["out_dtype"]:
-        _one_dtype(r, op, x, w, "data", "weight")
-    i, og, kh, kw = _axes(w.shape, kernel_layout, "IOHW")
+    w, out_dtype = kernel
+    i, og, kh, kw = _axes(w.shape, _str_attr(attrs, "kernel_layout"), "IOHW")
     r.dim_equal(i, c, f"{op}: data has {_ds(c)} channels but weight expects {_ds(i)}")
     o = dim.mul(og, groups)
     if channels is not None:

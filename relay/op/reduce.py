@@ -563,6 +563,18 @@ def logsumexp(
     return _reduce("logsumexp", data, axis, keepdims, exclude)
 
 
+def _arg_reduce(
+    name: str, data: Expr, axis: AxisArg, keepdims: bool, exclude: bool, select_last_index: bool
+) -> Call:
+    attrs = {
+        "axis": _axis_value(axis),
+        "keepdims": keepdims,
+        "exclude": exclude,
+        "select_last_index": select_last_index,
+    }
+    return _call(name, [data], attrs)
+
+
 def argmax(
     data: Expr,
     axis: AxisArg = None,
@@ -572,13 +584,7 @@ def argmax(
 ) -> Call:
     """``argmax(data, axis=...)``: the int32 index of the maximum over the reduced axes
     (row-major over them when several); the last maximum when ``select_last_index``."""
-    attrs = {
-        "axis": _axis_value(axis),
-        "keepdims": keepdims,
-        "exclude": exclude,
-        "select_last_index": select_last_index,
-    }
-    return _call("argmax", [data], attrs)
+    return _arg_reduce("argmax", data, axis, keepdims, exclude, select_last_index)
 
 
 def argmin(
@@ -590,13 +596,7 @@ def argmin(
 ) -> Call:
     """``argmin(data, axis=...)``: the int32 index of the minimum over the reduced axes
     (row-major over them when several); the last minimum when ``select_last_index``."""
-    attrs = {
-        "axis": _axis_value(axis),
-        "keepdims": keepdims,
-        "exclude": exclude,
-        "select_last_index": select_last_index,
-    }
-    return _call("argmin", [data], attrs)
+    return _arg_reduce("argmin", data, axis, keepdims, exclude, select_last_index)
 
 
 def variance(

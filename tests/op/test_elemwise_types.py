@@ -20,10 +20,10 @@ from hypothesis.extra import numpy as hnp
 
 import relay
 from relay.errors import TypeCheckError
-from relay.ir.dim import Dim
 from relay.ir.types import DTYPES, Any, Kind, TensorType, TupleType, Type, TypeVar
 from relay.op import get_op, list_ops
 from relay.typecheck import infer_call_type
+from tests.type_helpers import T, checked, checked_error, error, infer
 
 n = TypeVar("n", Kind.SHAPE)
 m = TypeVar("m", Kind.SHAPE)
@@ -62,20 +62,6 @@ ELEMWISE_OPS = sorted(
         "arange",
     ]
 )
-
-
-def T(*shape: Dim, dtype: str = "float32") -> TensorType:
-    return TensorType(tuple(shape), dtype)
-
-
-def infer(op: str, args: Sequence[Type], attrs: dict[str, object] | None = None) -> str:
-    return str(infer_call_type(op, args, attrs))
-
-
-def error(op: str, args: Sequence[Type], attrs: dict[str, object] | None = None) -> str:
-    with pytest.raises(TypeCheckError) as info:
-        infer_call_type(op, args, attrs)
-    return info.value.message
 
 
 def test_every_elemwise_operator_has_a_relation_documented_in_one_line() -> None:
@@ -397,19 +383,6 @@ def test_attributes_are_validated_before_the_relation_runs() -> None:
 
 
 # ---- whole programs: information flowing back, spans -------------------------------------------
-
-
-def checked(src: str) -> str:
-    e = relay.parse_expr(src)
-    relay.infer_type(e)
-    return str(e.checked_type)
-
-
-def checked_error(src: str) -> TypeCheckError:
-    e = relay.parse_expr(src)
-    with pytest.raises(TypeCheckError) as info:
-        relay.infer_type(e)
-    return info.value
 
 
 TEXT: list[tuple[str, str]] = [

@@ -17,13 +17,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import relay
 from relay.errors import TypeCheckError
 from relay.ir import dim
-from relay.ir.dim import Dim
 from relay.ir.types import Any, Kind, TensorType, TupleType, Type, TypeVar
 from relay.op import get_op, list_ops
 from relay.typecheck import infer_call_type
+from tests.type_helpers import T, checked, checked_error, error, infer
 
 n = TypeVar("n", Kind.SHAPE)
 m = TypeVar("m", Kind.SHAPE)
@@ -32,20 +31,6 @@ h = TypeVar("h", Kind.SHAPE)
 w = TypeVar("w", Kind.SHAPE)
 k = TypeVar("k", Kind.SHAPE)
 d = TypeVar("d", Kind.BASE_TYPE)
-
-
-def T(*shape: Dim, dtype: str = "float32") -> TensorType:
-    return TensorType(tuple(shape), dtype)
-
-
-def infer(op: str, args: Sequence[Type], attrs: dict[str, object]) -> str:
-    return str(infer_call_type(op, args, attrs))
-
-
-def error(op: str, args: Sequence[Type], attrs: dict[str, object]) -> str:
-    with pytest.raises(TypeCheckError) as info:
-        infer_call_type(op, args, attrs)
-    return info.value.message
 
 
 NN_OPS = [name for name in list_ops() if name.startswith("nn.")]
@@ -1046,19 +1031,6 @@ def test_every_operator_is_covered_by_the_tables() -> None:
 
 
 # ---- inference of unknown arguments, text format, spans -----------------------------------------
-
-
-def checked(src: str) -> str:
-    e = relay.parse_expr(src)
-    relay.infer_type(e)
-    return str(e.checked_type)
-
-
-def checked_error(src: str) -> TypeCheckError:
-    e = relay.parse_expr(src)
-    with pytest.raises(TypeCheckError) as info:
-        relay.infer_type(e)
-    return info.value
 
 
 X = "%x: Tensor[(1, 3, 32, 32), float32]"

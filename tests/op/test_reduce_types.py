@@ -19,10 +19,10 @@ from hypothesis import given, strategies as st
 
 import relay
 from relay.errors import TypeCheckError
-from relay.ir.dim import Dim
 from relay.ir.types import Any, IncompleteType, Kind, TensorType, TupleType, Type, TypeVar
 from relay.op import get_op
 from relay.typecheck import infer_call_type
+from tests.type_helpers import T, checked, error, infer
 
 n = TypeVar("n", Kind.SHAPE)
 m = TypeVar("m", Kind.SHAPE)
@@ -31,20 +31,6 @@ d = TypeVar("d", Kind.BASE_TYPE)
 REDUCE_OPS = ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "variance", "logsumexp"]
 ONE_INPUT = [op for op in REDUCE_OPS if op != "variance"]
 KEEP_DTYPE = ["sum", "mean", "max", "min", "prod", "logsumexp"]
-
-
-def T(*shape: Dim, dtype: str = "float32") -> TensorType:
-    return TensorType(tuple(shape), dtype)
-
-
-def infer(op: str, args: Sequence[Type], attrs: dict[str, object]) -> str:
-    return str(infer_call_type(op, args, attrs))
-
-
-def error(op: str, args: Sequence[Type], attrs: dict[str, object]) -> str:
-    with pytest.raises(TypeCheckError) as info:
-        infer_call_type(op, args, attrs)
-    return info.value.message
 
 
 def test_every_reduction_has_a_relation_documented_in_one_line() -> None:
@@ -477,12 +463,6 @@ def test_unknown_extents_defer_and_dtype_variables_meet_only_any_dtype() -> None
 
 
 # ---- inference through programs: unknowns, the text format, spans -------------------------------
-
-
-def checked(src: str) -> str:
-    e = relay.parse_expr(src)
-    relay.infer_type(e)
-    return str(e.checked_type)
 
 
 TEXT: list[tuple[str, str]] = [

@@ -20,10 +20,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
-import relay
 from relay.errors import TypeCheckError
 from relay.ir import dim
-from relay.ir.dim import Dim
 from relay.ir.types import (
     DTYPES,
     Any,
@@ -36,6 +34,7 @@ from relay.ir.types import (
 )
 from relay.op import get_op, list_ops
 from relay.typecheck import infer_call_type
+from tests.type_helpers import T, checked, checked_error, error, infer
 
 n = TypeVar("n", Kind.SHAPE)
 m = TypeVar("m", Kind.SHAPE)
@@ -57,20 +56,6 @@ COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal
 LOGICAL = ["logical_and", "logical_or", "logical_xor"]
 BINARY = [*ARITH, *COMPARE, *LOGICAL]
 TENSOR_OPS = sorted([*BINARY, "negative", "logical_not"])
-
-
-def T(*shape: Dim, dtype: str = "float32") -> TensorType:
-    return TensorType(tuple(shape), dtype)
-
-
-def infer(op: str, args: Sequence[Type]) -> str:
-    return str(infer_call_type(op, args))
-
-
-def error(op: str, args: Sequence[Type]) -> str:
-    with pytest.raises(TypeCheckError) as info:
-        infer_call_type(op, args)
-    return info.value.message
 
 
 def test_every_tensor_operator_has_a_relation() -> None:
@@ -269,19 +254,6 @@ def test_an_unknown_dimension_against_one_stays_unknown() -> None:
 
 
 # ---- whole programs ----------------------------------------------------------------------------
-
-
-def checked(src: str) -> str:
-    e = relay.parse_expr(src)
-    relay.infer_type(e)
-    return str(e.checked_type)
-
-
-def checked_error(src: str) -> TypeCheckError:
-    e = relay.parse_expr(src)
-    with pytest.raises(TypeCheckError) as info:
-        relay.infer_type(e)
-    return info.value
 
 
 TEXT: list[tuple[str, str]] = [

@@ -33,6 +33,7 @@ from relay.ir.types import (
 )
 from relay.op import get_op, transform as transform_ops
 from relay.typecheck import infer_call_type
+from tests.type_helpers import T, checked, checked_error, error, infer
 
 n = TypeVar("n", Kind.SHAPE)
 m = TypeVar("m", Kind.SHAPE)
@@ -42,26 +43,12 @@ w = TypeVar("w", Kind.SHAPE)
 d = TypeVar("d", Kind.BASE_TYPE)
 
 
-def T(*shape: Dim, dtype: str = "float32") -> TensorType:
-    return TensorType(tuple(shape), dtype)
-
-
 def I(*shape: Dim, dtype: str = "int32") -> TensorType:  # noqa: E743
     return TensorType(tuple(shape), dtype)
 
 
 def Tup(*fields: Type) -> TupleType:
     return TupleType(tuple(fields))
-
-
-def infer(op: str, args: Sequence[Type], attrs: dict[str, object]) -> str:
-    return str(infer_call_type(op, args, attrs))
-
-
-def error(op: str, args: Sequence[Type], attrs: dict[str, object]) -> str:
-    with pytest.raises(TypeCheckError) as info:
-        infer_call_type(op, args, attrs)
-    return info.value.message
 
 
 OPS = [
@@ -1122,19 +1109,6 @@ def test_every_operator_is_covered_by_the_tables() -> None:
 
 
 # ---- programs in the text format ----------------------------------------------------------------
-
-
-def checked(src: str) -> str:
-    e = relay.parse_expr(src)
-    relay.infer_type(e)
-    return str(e.checked_type)
-
-
-def checked_error(src: str) -> TypeCheckError:
-    e = relay.parse_expr(src)
-    with pytest.raises(TypeCheckError) as info:
-        relay.infer_type(e)
-    return info.value
 
 
 TEXT: list[tuple[str, str]] = [
