@@ -34,8 +34,12 @@ def _walk(expr: Expr) -> list[Expr]:
 
 def bound_vars(expr: Expr) -> list[Var]:
     """Variables bound inside ``expr`` (parameters, let binders, pattern variables), in order."""
+    return _binders(_walk(expr))
+
+
+def _binders(nodes: list[Expr]) -> list[Var]:
     out: list[Var] = []
-    for node in _walk(expr):
+    for node in nodes:
         if isinstance(node, Function):
             out.extend(node.params)
         elif isinstance(node, Let):
@@ -48,10 +52,11 @@ def bound_vars(expr: Expr) -> list[Var]:
 
 def free_vars(expr: Expr) -> list[Var]:
     """Variables used in ``expr`` but not bound in it, in order of first use."""
-    bound = set(bound_vars(expr))
+    nodes = _walk(expr)
+    bound = set(_binders(nodes))
     out: list[Var] = []
     seen: set[Var] = set()
-    for node in _walk(expr):
+    for node in nodes:
         if isinstance(node, Var) and node not in bound and node not in seen:
             seen.add(node)
             out.append(node)
