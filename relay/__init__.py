@@ -19,7 +19,7 @@ from relay.errors import (
     TypeCheckError,
 )
 from relay.frontend.annotations import DType as _DType, Tensor
-from relay.ir import Any, Module
+from relay.ir import Any, Module, const
 from relay.ir.types import DTYPES as _DTYPES
 
 if TYPE_CHECKING:
@@ -176,6 +176,7 @@ __all__ = [
     "TypeCheckError",
     "assert_structural_equal",
     "astext",
+    "const",
     "flags",
     "infer_type",
     "interpret",

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from relay.ir.module import Module
+from relay.passes.manager import Pass, PassContext, PassInfo
 
 
-class InferType:
+class InferType(Pass):
     """Infer and record the type of every expression of a module (``checked_type``).
 
     ``InferType()(mod)`` returns ``mod`` itself, its nodes annotated, or raises
-    :class:`relay.TypeCheckError` listing every error found.
+    :class:`relay.TypeCheckError` listing every error found. It is the one standard pass
+    that annotates its input rather than building a new module: types are annotations, not
+    a change of the program.
     """
 
-    name = "InferType"
-    opt_level = 0
-    required: tuple[str, ...] = ()
+    info = PassInfo("InferType", 0)
 
-    def __call__(self, mod: Module) -> Module:
+    def transform(self, mod: Module, ctx: PassContext) -> Module:
         """Run type inference on ``mod``."""
         from relay.typecheck.checker import check_module
 
