@@ -1,0 +1,75 @@
+"""Every registered pass: it keeps the interpreter's result on random well-typed programs,
+leaves well-formed, well-typed IR, and handles 100,000-binding programs without recursion."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import relay
+from relay.ir import Module
+from relay.passes import (
+    CheckInstrument,
+    InferType,
+    PassContext,
+    Sequential,
+    registered_passes,
+    resolve_pass,
+)
+from tests.strategies import TypedProgram, well_typed_programs
+
+PASSES = registered_passes()
+
+
+def close(a: object, b: object) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return (
+            a.dtype == b.dtype
+            and a.shape == b.shape
+            and bool(np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True))
+        )
+    return bool(a == b)
+
+
+def run_checked(name: str, mod: Module) -> Module:
+    """The pass (its required passes first) under the checking instrument."""
+    with PassContext(opt_level=3, required_pass=[name], instruments=[CheckInstrument()]):
+        return Sequential([resolve_pass(name)])(mod)
+
+
+@pytest.mark.parametrize("name", PASSES)
+@settings(max_examples=25, suppress_health_check=[HealthCheck.too_slow])
+@given(program=well_typed_programs())
+def test_pass_keeps_the_result_and_the_types(name: str, program: TypedProgram) -> None:
+    before = relay.interpret(program.module, *program.args)
+    out = run_checked(name, program.module)
+    after = relay.interpret(out, *program.args)
+    assert close(before, after), (name, before, after)
+
+
+def deep_module(n: int) -> Module:
+    body = "".join(f"  %{i} = add({'%x' if i == 0 else f'%{i - 1}'}, 1f);\n" for i in range(n))
+    return relay.parse(
+        '#[version = "0.0.5"]\n'
+        "def @main(%x: Tensor[(2,), float32]) -> Tensor[(2,), float32] {\n"
+        f"{body}  %{n - 1}\n}}\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def deep() -> Module:
+    return InferType()(deep_module(100_000))
+
+
+@pytest.mark.parametrize("name", PASSES)
+def test_pass_on_100000_bindings(name: str, deep: Module) -> None:
+    limit = sys.getrecursionlimit()
+    out = resolve_pass(name)(deep)  # typed already, so required passes need not run
+    assert sys.getrecursionlimit() == limit
+    x = np.zeros(2, "float32")
+    np.testing.assert_allclose(relay.interpret(out, x), np.full(2, 100_000, "float32"))
