@@ -25,11 +25,34 @@ from relay.passes.manager import (
     registered_passes,
     resolve_pass,
 )
+from relay.passes.pattern import (
+    DFPattern,
+    DFPatternCallback,
+    is_constant,
+    is_expr,
+    is_if,
+    is_let,
+    is_op,
+    is_tuple,
+    is_tuple_get_item,
+    is_var,
+    rewrite,
+    rewrite_module,
+    rule,
+    wildcard,
+)
+from relay.passes.simplify import CanonicalizeOps, DivToMul, SimplifyExpr, SimplifyInference
 
-register_pass("InferType", InferType)
+for _factory in (InferType, SimplifyExpr, SimplifyInference, CanonicalizeOps, DivToMul):
+    register_pass(_factory.__name__, _factory)
+del _factory
 
 __all__ = [
+    "CanonicalizeOps",
     "CheckInstrument",
+    "DFPattern",
+    "DFPatternCallback",
+    "DivToMul",
     "DumpIR",
     "FunctionPass",
     "InferType",
@@ -42,9 +65,23 @@ __all__ = [
     "PassTimingInstrument",
     "PrintIR",
     "Sequential",
+    "SimplifyExpr",
+    "SimplifyInference",
     "function_pass",
+    "is_constant",
+    "is_expr",
+    "is_if",
+    "is_let",
+    "is_op",
+    "is_tuple",
+    "is_tuple_get_item",
+    "is_var",
     "module_pass",
     "register_pass",
     "registered_passes",
     "resolve_pass",
+    "rewrite",
+    "rewrite_module",
+    "rule",
+    "wildcard",
 ]
