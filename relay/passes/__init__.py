@@ -3,7 +3,9 @@
 See docs/passes.md for the passes and docs/writing-passes.md for writing one.
 """
 
+from relay.passes.defunctionalize import Defunctionalization, defunctionalize
 from relay.passes.infer_type import InferType
+from relay.passes.inline import Inline, inline
 from relay.passes.instruments import (
     CheckInstrument,
     DumpIR,
@@ -12,6 +14,7 @@ from relay.passes.instruments import (
     PassTimingInstrument,
     PrintIR,
 )
+from relay.passes.lambda_lift import LambdaLift, lambda_lift
 from relay.passes.manager import (
     FunctionPass,
     ModulePass,
@@ -41,9 +44,20 @@ from relay.passes.pattern import (
     rule,
     wildcard,
 )
+from relay.passes.remove_unused import RemoveUnusedFunctions, remove_unused_functions
 from relay.passes.simplify import CanonicalizeOps, DivToMul, SimplifyExpr, SimplifyInference
 
-for _factory in (InferType, SimplifyExpr, SimplifyInference, CanonicalizeOps, DivToMul):
+for _factory in (
+    InferType,
+    SimplifyExpr,
+    SimplifyInference,
+    CanonicalizeOps,
+    DivToMul,
+    Inline,
+    LambdaLift,
+    Defunctionalization,
+    RemoveUnusedFunctions,
+):
     register_pass(_factory.__name__, _factory)
 del _factory
 
@@ -52,10 +66,13 @@ __all__ = [
     "CheckInstrument",
     "DFPattern",
     "DFPatternCallback",
+    "Defunctionalization",
     "DivToMul",
     "DumpIR",
     "FunctionPass",
     "InferType",
+    "Inline",
+    "LambdaLift",
     "ModulePass",
     "Pass",
     "PassCheckError",
@@ -64,10 +81,13 @@ __all__ = [
     "PassInstrument",
     "PassTimingInstrument",
     "PrintIR",
+    "RemoveUnusedFunctions",
     "Sequential",
     "SimplifyExpr",
     "SimplifyInference",
+    "defunctionalize",
     "function_pass",
+    "inline",
     "is_constant",
     "is_expr",
     "is_if",
@@ -76,9 +96,11 @@ __all__ = [
     "is_tuple",
     "is_tuple_get_item",
     "is_var",
+    "lambda_lift",
     "module_pass",
     "register_pass",
     "registered_passes",
+    "remove_unused_functions",
     "resolve_pass",
     "rewrite",
     "rewrite_module",
