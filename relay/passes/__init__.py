@@ -3,6 +3,7 @@
 See docs/passes.md for the passes and docs/writing-passes.md for writing one.
 """
 
+from relay.passes.dead_code import DeadCodeElimination, dead_code_elimination
 from relay.passes.defunctionalize import Defunctionalization, defunctionalize
 from relay.passes.infer_type import InferType
 from relay.passes.inline import Inline, inline
@@ -57,6 +58,7 @@ for _factory in (
     LambdaLift,
     Defunctionalization,
     RemoveUnusedFunctions,
+    DeadCodeElimination,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
@@ -66,6 +68,7 @@ __all__ = [
     "CheckInstrument",
     "DFPattern",
     "DFPatternCallback",
+    "DeadCodeElimination",
     "Defunctionalization",
     "DivToMul",
     "DumpIR",
@@ -85,6 +88,7 @@ __all__ = [
     "Sequential",
     "SimplifyExpr",
     "SimplifyInference",
+    "dead_code_elimination",
     "defunctionalize",
     "function_pass",
     "inline",
