@@ -5,7 +5,6 @@ compose, folds), recursion, globals as values, the errors, random programs, and 
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -288,9 +287,7 @@ def test_100000_bindings_with_a_closure() -> None:
     m = Module()
     m.add("main", Function((x,), body, t))  # fully annotated: no type inference needed
     limit = sys.getrecursionlimit()
-    start = time.perf_counter()
     after = defunctionalize(m)
-    assert time.perf_counter() - start < 20  # linear; quadratic would take hours
     assert sys.getrecursionlimit() == limit
     assert_first_order(after)
     np.testing.assert_allclose(
