@@ -5,6 +5,7 @@ See docs/passes.md for the passes and docs/writing-passes.md for writing one.
 
 from relay.passes.dead_code import DeadCodeElimination, dead_code_elimination
 from relay.passes.defunctionalize import Defunctionalization, defunctionalize
+from relay.passes.eta_expand import EtaExpand, eta_expand
 from relay.passes.infer_type import InferType
 from relay.passes.inline import Inline, inline
 from relay.passes.instruments import (
@@ -28,6 +29,16 @@ from relay.passes.manager import (
     register_pass,
     registered_passes,
     resolve_pass,
+)
+from relay.passes.normal_form import (
+    ToANormalForm,
+    ToBasicBlockNormalForm,
+    ToGraphNormalForm,
+    is_a_normal_form,
+    is_basic_block_normal_form,
+    to_a_normal_form,
+    to_basic_block_normal_form,
+    to_graph_normal_form,
 )
 from relay.passes.pattern import (
     DFPattern,
@@ -59,6 +70,10 @@ for _factory in (
     Defunctionalization,
     RemoveUnusedFunctions,
     DeadCodeElimination,
+    ToANormalForm,
+    ToGraphNormalForm,
+    ToBasicBlockNormalForm,
+    EtaExpand,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
@@ -72,6 +87,7 @@ __all__ = [
     "Defunctionalization",
     "DivToMul",
     "DumpIR",
+    "EtaExpand",
     "FunctionPass",
     "InferType",
     "Inline",
@@ -88,10 +104,16 @@ __all__ = [
     "Sequential",
     "SimplifyExpr",
     "SimplifyInference",
+    "ToANormalForm",
+    "ToBasicBlockNormalForm",
+    "ToGraphNormalForm",
     "dead_code_elimination",
     "defunctionalize",
+    "eta_expand",
     "function_pass",
     "inline",
+    "is_a_normal_form",
+    "is_basic_block_normal_form",
     "is_constant",
     "is_expr",
     "is_if",
@@ -109,5 +131,8 @@ __all__ = [
     "rewrite",
     "rewrite_module",
     "rule",
+    "to_a_normal_form",
+    "to_basic_block_normal_form",
+    "to_graph_normal_form",
     "wildcard",
 ]
