@@ -3,9 +3,11 @@
 See docs/passes.md for the passes and docs/writing-passes.md for writing one.
 """
 
+from relay.passes.cse import EliminateCommonSubexpr, eliminate_common_subexpr
 from relay.passes.dead_code import DeadCodeElimination, dead_code_elimination
 from relay.passes.defunctionalize import Defunctionalization, defunctionalize
 from relay.passes.eta_expand import EtaExpand, eta_expand
+from relay.passes.fold_constant import FoldConstant, fold_constant
 from relay.passes.infer_type import InferType
 from relay.passes.inline import Inline, inline
 from relay.passes.instruments import (
@@ -74,6 +76,8 @@ for _factory in (
     ToGraphNormalForm,
     ToBasicBlockNormalForm,
     EtaExpand,
+    EliminateCommonSubexpr,
+    FoldConstant,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
@@ -87,7 +91,9 @@ __all__ = [
     "Defunctionalization",
     "DivToMul",
     "DumpIR",
+    "EliminateCommonSubexpr",
     "EtaExpand",
+    "FoldConstant",
     "FunctionPass",
     "InferType",
     "Inline",
@@ -109,7 +115,9 @@ __all__ = [
     "ToGraphNormalForm",
     "dead_code_elimination",
     "defunctionalize",
+    "eliminate_common_subexpr",
     "eta_expand",
+    "fold_constant",
     "function_pass",
     "inline",
     "is_a_normal_form",
