@@ -84,10 +84,8 @@ def _opt(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     timing = PassTimingInstrument()
     if args.time_passes:
         instruments.append(timing)
-    if names is None:
-        seq = standard_pipeline(args.opt_level)
-    else:  # passes named on the command line run whatever the opt level
-        seq = Sequential([resolve_pass(n) for n in names])
+    # passes named on the command line run whatever the opt level (they are required below)
+    seq = standard_pipeline() if names is None else Sequential([resolve_pass(n) for n in names])
     ctx = PassContext(
         opt_level=args.opt_level,
         required_pass=names or (),

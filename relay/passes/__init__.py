@@ -58,6 +58,7 @@ from relay.passes.pattern import (
     rule,
     wildcard,
 )
+from relay.passes.pipeline import standard_pipeline
 from relay.passes.remove_unused import RemoveUnusedFunctions, remove_unused_functions
 from relay.passes.simplify import CanonicalizeOps, DivToMul, SimplifyExpr, SimplifyInference
 
@@ -139,6 +140,7 @@ __all__ = [
     "rewrite",
     "rewrite_module",
     "rule",
+    "standard_pipeline",
     "to_a_normal_form",
     "to_basic_block_normal_form",
     "to_graph_normal_form",

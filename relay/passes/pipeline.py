@@ -1,20 +1,44 @@
-"""The standard optimization pipeline, by optimization level.
+"""The standard optimization pipeline.
 
-As in TVM's ``relay.build`` (``src/relay/backend/utils.cc``, ``GetPassPrefix``), the passes
-of the pipeline each carry an opt level and the :class:`PassContext` in force decides which
-run: level 0 only makes the program typed, level 1 adds the simplifications that never cost
-anything, level 2 (the default) adds the algebraic ones, level 3 the more aggressive ones.
+As in TVM's ``relay.build`` (``src/relay/backend/utils.cc``, ``GetPassPrefix``), the
+pipeline is one :class:`Sequential` of passes, each with its own opt level, and the
+:class:`PassContext` in force decides which run (``opt_level=2`` by default):
+
+====  ==========================================================================
+0     SimplifyInference, SimplifyExpr (and InferType before each pass needing types)
+1     + Inline, RemoveUnusedFunctions, ToGraphNormalForm (so that patterns see
+        through ``let``, the inlined bindings included), DeadCodeElimination
+2     + FoldConstant
+3     + EliminateCommonSubexpr, CanonicalizeOps
+====  ==========================================================================
+
+``ToGraphNormalForm`` runs early because the pattern-based passes match the dataflow graph
+and the ``@relay`` frontend writes ``let`` bindings. ``DivToMul`` is not in the pipeline: it
+changes results in the last place, so it is for users to ask for.
 """
 
 from __future__ import annotations
 
 from relay.passes.manager import Pass, Sequential, resolve_pass
 
-# (pass name, opt level at which it joins the pipeline), in running order
-STANDARD: tuple[tuple[str, int], ...] = (("InferType", 0),)
+# in running order; each pass runs when the context's opt level reaches its own
+STANDARD: tuple[str, ...] = (
+    "Inline",
+    "RemoveUnusedFunctions",
+    "ToGraphNormalForm",
+    "SimplifyInference",
+    "SimplifyExpr",
+    "FoldConstant",
+    "EliminateCommonSubexpr",
+    "CanonicalizeOps",
+    "FoldConstant",
+    "SimplifyExpr",
+    "DeadCodeElimination",
+    "InferType",
+)
 
 
-def standard_pipeline(opt_level: int = 2) -> Sequential:
-    """The standard passes up to ``opt_level``, in order (a :class:`Sequential`)."""
-    passes: list[Pass] = [resolve_pass(name) for name, level in STANDARD if level <= opt_level]
-    return Sequential(passes, name=f"StandardPipeline-O{opt_level}")
+def standard_pipeline() -> Sequential:
+    """The standard passes in order (the :class:`PassContext` picks them by opt level)."""
+    passes: list[Pass] = [resolve_pass(name) for name in STANDARD]
+    return Sequential(passes, name="StandardPipeline")

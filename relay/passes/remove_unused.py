@@ -4,7 +4,7 @@ After TVM's ``RemoveUnusedFunctions`` (``src/relay/backend/vm/removed_unused_fun
 global is kept when an entry function (``main`` by default) refers to it, or a kept global
 refers to it, through a call or any other occurrence of its ``GlobalVar`` (a global passed as
 a value, stored in a tuple, captured by a closure). Everything else is dropped; type
-definitions are kept. The walk is a graph search over the globals, each body scanned once,
+definitions are kept. A module without any of the entry functions is left as it is. The walk is a graph search over the globals, each body scanned once,
 so the pass is linear in the size of the module.
 """
 
@@ -46,8 +46,14 @@ def reachable_globals(mod: Module, entries: Iterable[str | GlobalVar]) -> set[Gl
 def remove_unused_functions(
     mod: Module, entry_functions: Iterable[str | GlobalVar] = ("main",)
 ) -> Module:
-    """A copy of ``mod`` without the globals unreachable from ``entry_functions``."""
+    """A copy of ``mod`` without the globals unreachable from ``entry_functions``.
+
+    A module that defines none of the entry functions (a library of globals) is returned
+    unchanged: nothing in it is an entry, so reachability says nothing about what is used.
+    """
     keep = reachable_globals(mod, entry_functions)
+    if not keep:
+        return mod.copy()
     out = mod.copy()
     for gv in list(out.functions):
         if gv not in keep:

@@ -18,6 +18,7 @@ from relay.passes import (
     Sequential,
     registered_passes,
     resolve_pass,
+    standard_pipeline,
 )
 from tests.strategies import TypedProgram, well_typed_programs
 
@@ -73,3 +74,44 @@ def test_pass_on_100000_bindings(name: str, deep: Module) -> None:
     assert sys.getrecursionlimit() == limit
     x = np.zeros(2, "float32")
     np.testing.assert_allclose(relay.interpret(out, x), np.full(2, 100_000, "float32"))
+
+
+@pytest.mark.parametrize("opt_level", [0, 1, 2, 3])
+@settings(max_examples=15, suppress_health_check=[HealthCheck.too_slow])
+@given(program=well_typed_programs())
+def test_the_standard_pipeline_keeps_the_result(opt_level: int, program: TypedProgram) -> None:
+    before = relay.interpret(program.module, *program.args)
+    with PassContext(opt_level=opt_level, instruments=[CheckInstrument()]):
+        out = standard_pipeline()(program.module)
+    after = relay.interpret(out, *program.args)
+    assert close(before, after), (opt_level, before, after)
+
+
+def test_the_pipeline_optimizes() -> None:
+    mod = relay.parse(
+        '#[version = "0.0.5"]\n'
+        "def @sq(%x: Tensor[(2,), float32], Inline=1) -> Tensor[(2,), float32] {\n"
+        "  multiply(%x, %x)\n"
+        "}\n"
+        "def @unused(%x: float32) -> float32 { %x }\n"
+        "def @main(%a: Tensor[(2,), float32]) -> Tensor[(2,), float32] {\n"
+        "  let %c = add(1f, 2f);\n"
+        "  let %d = multiply(%a, 1f);\n"
+        "  let %e = @sq(%d);\n"
+        "  let %f = negative(negative(%e));\n"
+        "  let %g = add(%f, %c);\n"
+        "  let %h = add(%f, %c);\n"
+        "  subtract(%g, %h)\n"
+        "}\n"
+    )
+    with PassContext(opt_level=3):
+        out = standard_pipeline()(mod)
+    expected = relay.parse(
+        '#[version = "0.0.5"]\n'
+        "def @main(%a: Tensor[(2,), float32]) -> Tensor[(2,), float32] {\n"
+        "  %0 = multiply(%a, %a);\n"
+        "  %1 = add(%0, 3f);\n"
+        "  subtract(%1, %1)\n"
+        "}\n"
+    )
+    relay.assert_structural_equal(out, expected)

@@ -100,3 +100,9 @@ def test_100000_bindings() -> None:
     out = remove_unused_functions(m)
     assert sys.getrecursionlimit() == limit
     assert names(out) == ["main"]
+
+
+def test_a_module_without_the_entries_is_left_alone() -> None:
+    mod = relay.parse('#[version = "0.0.5"]\ndef @f(%x: float32) { %x }\n')
+    out = remove_unused_functions(mod)
+    assert out is not mod and [gv.name_hint for gv in out.global_vars()] == ["f"]
