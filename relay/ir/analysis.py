@@ -17,7 +17,7 @@ from relay.ir.expr import (
 )
 
 
-def _walk(expr: Expr) -> list[Expr]:
+def sub_expressions(expr: Expr) -> list[Expr]:
     """Every distinct sub-expression of ``expr`` in pre-order (shared nodes once)."""
     seen: set[int] = set()
     order: list[Expr] = []
@@ -34,7 +34,7 @@ def _walk(expr: Expr) -> list[Expr]:
 
 def bound_vars(expr: Expr) -> list[Var]:
     """Variables bound inside ``expr`` (parameters, let binders, pattern variables), in order."""
-    return _binders(_walk(expr))
+    return _binders(sub_expressions(expr))
 
 
 def _binders(nodes: list[Expr]) -> list[Var]:
@@ -52,7 +52,7 @@ def _binders(nodes: list[Expr]) -> list[Var]:
 
 def free_vars(expr: Expr) -> list[Var]:
     """Variables used in ``expr`` but not bound in it, in order of first use."""
-    nodes = _walk(expr)
+    nodes = sub_expressions(expr)
     bound = set(_binders(nodes))
     out: list[Var] = []
     seen: set[Var] = set()
@@ -67,7 +67,7 @@ def all_vars(expr: Expr) -> list[Var]:
     """Every variable occurring in ``expr``, bound or free, in order."""
     out: list[Var] = []
     seen: set[Var] = set()
-    for v in [*bound_vars(expr), *(n for n in _walk(expr) if isinstance(n, Var))]:
+    for v in [*bound_vars(expr), *(n for n in sub_expressions(expr) if isinstance(n, Var))]:
         if v not in seen:
             seen.add(v)
             out.append(v)
@@ -77,7 +77,7 @@ def all_vars(expr: Expr) -> list[Var]:
 def global_vars(expr: Expr) -> list[GlobalVar]:
     """The globals ``expr`` refers to, in order of first reference."""
     out: list[GlobalVar] = []
-    for node in _walk(expr):
+    for node in sub_expressions(expr):
         if isinstance(node, GlobalVar) and node not in out:
             out.append(node)
     return out

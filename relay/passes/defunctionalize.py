@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from relay.errors import CompileError
-from relay.ir.analysis import free_vars
+from relay.ir.analysis import free_vars, sub_expressions
 from relay.ir.expr import (
     Call,
     Clause,
@@ -348,24 +348,10 @@ def _specialize(mod: Module) -> Module:
     return out
 
 
-def _walk(expr: Expr) -> list[Expr]:
-    seen: set[int] = set()
-    out: list[Expr] = []
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        out.append(node)
-        stack.extend(children(node))
-    return out
-
-
 def _check_values(gv: GlobalVar, func: Function, mod: Module) -> None:
     """Reject the values step 2 cannot represent: polymorphic globals (left unspecialised),
     operators and constructors used other than as callees."""
-    for node in _walk(func.body):
+    for node in sub_expressions(func.body):
         if isinstance(node, GlobalVar) and node not in mod.functions:
             raise CompileError(
                 f"defunctionalize: the polymorphic global @{node.name_hint} is used as a "
@@ -510,7 +496,7 @@ class _State:
 
 def _letrec_candidates(expr: Expr) -> dict[Function, Var]:
     return {
-        n.value: n.var for n in _walk(expr) if isinstance(n, Let) and isinstance(n.value, Function)
+        n.value: n.var for n in sub_expressions(expr) if isinstance(n, Let) and isinstance(n.value, Function)
     }
 
 
