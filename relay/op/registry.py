@@ -266,3 +266,43 @@ class OpBuilder:
 
     def __repr__(self) -> str:
         return f"relay.op.{self.__relay_op__}"
+
+
+# -- gradient rules ------------------------------------------------------------------------------
+#
+# A gradient rule is ``rule(call, out_grad) -> [adjoint of each argument]``: ``call`` is the
+# primal call (its arguments are the primal inputs, and ``call`` itself stands for the primal
+# output), ``out_grad`` an expression of the output's type holding the adjoint flowing into the
+# result (a tuple for tuple-valued operators). Each adjoint is an expression of its argument's
+# type (broadcasting undone with ``collapse_sum_like``), or None when no gradient flows to that
+# argument (integer indices, a condition, a shape). Reverse-mode AD calls a rule only when a
+# nonzero adjoint reaches the call's result.
+
+GradientRule = Callable[..., Any]
+
+
+def gradient_rule(*names: str) -> Callable[[GradientRule], GradientRule]:
+    """Register the decorated function as the gradient rule of the operators ``names``."""
+
+    def wrap(rule: GradientRule) -> GradientRule:
+        for name in names:
+            get_op(name).gradient = rule
+        return rule
+
+    return wrap
+
+
+def non_differentiable(*names: str, reason: str) -> None:
+    """Mark ``names`` as having no gradient: AD that needs one raises
+    :class:`MissingRuleError` naming the operator and ``reason``."""
+
+    for name in names:
+
+        def rule(call: Any, out_grad: Any, _name: str = name) -> Any:
+            raise MissingRuleError(
+                f"cannot differentiate through {_name}: {reason}", getattr(call, "span", None)
+            )
+
+        opdef = get_op(name)
+        opdef.gradient = rule
+        opdef.extra["non_differentiable"] = reason
