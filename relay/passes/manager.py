@@ -7,7 +7,8 @@ optimization level from which it runs, and the names of passes it requires). Thr
 
 * :class:`ModulePass` transforms a whole module (it receives a copy it may change);
 * :class:`FunctionPass` transforms each global function on its own (functions marked
-  ``Primitive=1``, the fused kernels, are left alone);
+  ``Primitive=1``, the fused kernels, are left alone); when it changes none, the result is
+  the input module itself;
 * :class:`Sequential` runs passes in order.
 
 A :class:`PassContext` (a context manager; contexts nest, the innermost is in force) holds
@@ -121,8 +122,10 @@ class FunctionPass(Pass):
         self.info = info
 
     def transform(self, mod: Module, ctx: PassContext) -> Module:
-        """A copy of ``mod`` with ``fn`` applied to each of its global functions."""
+        """A copy of ``mod`` with ``fn`` applied to each of its global functions (``mod``
+        itself when ``fn`` changed none, so that passes it requires need not run again)."""
         out = mod.copy()
+        changed = False
         for gv, func in mod.functions.items():
             if func.attrs.get("Primitive") == 1:
                 continue
@@ -134,7 +137,8 @@ class FunctionPass(Pass):
                 )
             if new is not func:
                 out.update_func(gv, new)
-        return out
+                changed = True
+        return out if changed else mod
 
 
 class Sequential(Pass):

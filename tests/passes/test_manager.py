@@ -95,6 +95,11 @@ def test_a_function_pass_builds_a_new_module_and_leaves_its_input_alone() -> Non
     assert relay.interpret(out, x).tolist() == [1.0, 4.0]
 
 
+def test_a_function_pass_that_changes_nothing_returns_its_input() -> None:
+    mod = module()
+    assert FunctionPass(lambda f, m, c: f, PassInfo("Same"))(mod) is mod
+
+
 def test_a_function_pass_skips_primitive_functions() -> None:
     mod = module()
     mod["prim"] = mod.function("main").with_attr("Primitive", 1)
