@@ -3,11 +3,11 @@
 See docs/passes.md for the passes and docs/writing-passes.md for writing one.
 """
 
-from relay.passes.cse import EliminateCommonSubexpr, eliminate_common_subexpr
+from relay.passes.common_subexpr import EliminateCommonSubexpr, eliminate_common_subexpr
+from relay.passes.constant_fold import FoldConstant, fold_constant
 from relay.passes.dead_code import DeadCodeElimination, dead_code_elimination
 from relay.passes.defunctionalize import Defunctionalization, defunctionalize
 from relay.passes.eta_expand import EtaExpand, eta_expand
-from relay.passes.fold_constant import FoldConstant, fold_constant
 from relay.passes.infer_type import InferType
 from relay.passes.inline import Inline, inline
 from relay.passes.instruments import (

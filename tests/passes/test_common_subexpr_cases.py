@@ -1,5 +1,5 @@
-"""EliminateCommonSubexpr: graph form and let bindings, attributes, scopes (functions,
-branches, clauses), effects and closures never merged, fskip, the interpreter before and
+"""EliminateCommonSubexpr, more cases: graph form, let bindings, scopes (functions, branches,
+clauses), effects and closures never merged, fskip, small literals, the interpreter before and
 after, random programs, and a 100,000-binding chain."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import relay
 from relay.ir.expr import Call, Expr, Function, Let, Op, Var, const
 from relay.ir.module import Module
 from relay.ir.types import TensorType
-from relay.passes.cse import EliminateCommonSubexpr, eliminate_common_subexpr
+from relay.passes.common_subexpr import EliminateCommonSubexpr, eliminate_common_subexpr
 from tests.strategies import TypedProgram, well_typed_programs
 
 HEAD = '#[version = "0.0.5"]\n'
