@@ -118,9 +118,10 @@ class Constant(Expr):
 
 
 def const(value: object, dtype: str | None = None, span: Span | None = None) -> Constant:
-    """A constant from a Python or numpy value; Python floats default to float32."""
-    if isinstance(value, np.ndarray):
-        arr = value.astype(dtype) if dtype else value
+    """A constant from a Python or numpy value; Python floats default to float32 (a numpy
+    array or scalar keeps its dtype)."""
+    if isinstance(value, np.ndarray | np.generic):
+        arr = np.asarray(value).astype(dtype) if dtype else np.asarray(value)
     elif dtype is not None:
         arr = np.asarray(value, dtype=dtype)
     elif isinstance(value, bool):

@@ -54,7 +54,15 @@ from relay.ir.attrs import Attrs
 from relay.ir.dim import Dim, dim_str
 from relay.ir.expr import Call, Expr, const
 from relay.ir.types import DTYPES, Any as AnyDim, DType, IncompleteType, Kind, TensorType, Type
-from relay.op.registry import OpPattern, attr, get_op, register_op
+from relay.op.registry import (
+    OpPattern,
+    attr,
+    get_op,
+    gradient_rule,
+    non_differentiable,
+    register_op,
+)
+from relay.op.tensor import carries_gradient
 from relay.op.transform import check_shape_limits
 from relay.typecheck.relation import (
     RelationError,
@@ -911,3 +919,176 @@ def arange(
         for v in (start, stop, step)
     )
     return Call(opdef.op, args, attrs)
+
+
+# -- gradient rules ----------------------------------------------------------------------------
+#
+# The math follows TVM's python/tvm/relay/op/_tensor_grad.py. The piecewise-constant operators
+# (sign and the rounding operators) give a zero adjoint, as TVM's do; operators whose result
+# does not depend on an argument's value (``zeros_like``, ``cast_like``'s ``dtype_like``,
+# ``arange``'s ``stop``, ``where``'s condition) give it none; nor do the integer and bool
+# inputs of the conversions and constructors (``carries_gradient``), whose adjoint would be
+# a float adjoint truncated.
+
+
+def _mul(a: Expr, b: Expr) -> Call:
+    return _call("multiply", [a, b])
+
+
+def _div(a: Expr, b: Expr) -> Call:
+    return _call("divide", [a, b])
+
+
+def _scalar_like(value: float, like: Expr) -> Call:
+    """The rank-0 constant ``value`` in ``like``'s dtype (it broadcasts against ``like``)."""
+    return cast_like(const(np.asarray(value, dtype=np.float64)), like)
+
+
+def _total_like(grad: Expr, like: Expr) -> Call:
+    """The sum of all of ``grad``, as a rank-0 tensor of ``like``'s dtype."""
+    return cast_like(_call("sum", [grad]), like)
+
+
+@gradient_rule("exp", "fast_exp")
+def _exp_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [_mul(out_grad, call)]
+
+
+@gradient_rule("log")
+def _log_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [_div(out_grad, call.args[0])]
+
+
+def _log_base_grad(ln_base: float) -> Callable[[Call, Expr], list[Expr | None]]:
+    def rule(call: Call, out_grad: Expr) -> list[Expr | None]:
+        (x,) = call.args
+        return [_div(out_grad, _mul(x, _scalar_like(ln_base, x)))]
+
+    return rule
+
+
+gradient_rule("log2")(_log_base_grad(math.log(2.0)))
+gradient_rule("log10")(_log_base_grad(math.log(10.0)))
+
+
+@gradient_rule("sqrt")
+def _sqrt_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [_div(out_grad, _mul(_scalar_like(2.0, call), call))]
+
+
+@gradient_rule("rsqrt")
+def _rsqrt_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # d(x ** -0.5)/dx = -0.5 * x ** -0.5 / x
+    (x,) = call.args
+    return [_mul(out_grad, _div(_mul(_scalar_like(-0.5, x), call), x))]
+
+
+@gradient_rule("sigmoid")
+def _sigmoid_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    one_minus = _call("subtract", [ones_like(call), call])
+    return [_mul(out_grad, _mul(call, one_minus))]
+
+
+@gradient_rule("tanh", "fast_tanh")
+def _tanh_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    one_minus_sq = _call("subtract", [ones_like(call), _mul(call, call)])
+    return [_mul(out_grad, one_minus_sq)]
+
+
+@gradient_rule("erf")
+def _erf_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (x,) = call.args
+    bump = exp(_call("negative", [_mul(x, x)]))
+    return [_mul(out_grad, _mul(_scalar_like(2.0 / math.sqrt(math.pi), x), bump))]
+
+
+@gradient_rule("sin")
+def _sin_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [_mul(out_grad, cos(call.args[0]))]
+
+
+@gradient_rule("cos")
+def _cos_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [_call("negative", [_mul(out_grad, sin(call.args[0]))])]
+
+
+@gradient_rule("abs")
+def _abs_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # sign(0) == 0: the subgradient at the kink is taken as 0
+    return [_mul(out_grad, sign(call.args[0]))]
+
+
+@gradient_rule("sign", "floor", "ceil", "round", "trunc")
+def _piecewise_constant_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [zeros_like(call.args[0])]
+
+
+@gradient_rule("clip")
+def _clip_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # the adjoint passes where clip left x unchanged (a_min <= x <= a_max, as TVM's mask)
+    (x,) = call.args
+    kept = _call("equal", [call, x])
+    return [where(kept, out_grad, zeros_like(out_grad))]
+
+
+@gradient_rule("copy")
+def _copy_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [out_grad]
+
+
+@gradient_rule("cast")
+def _cast_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (x,) = call.args
+    return [cast_like(out_grad, x) if carries_gradient(x) else None]
+
+
+@gradient_rule("cast_like")
+def _cast_like_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    x = call.args[0]
+    return [cast_like(out_grad, x) if carries_gradient(x) else None, None]
+
+
+@gradient_rule("where")
+def _where_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    cond, x, y = call.args
+    zero = zeros_like(out_grad)
+    return [
+        None,
+        _call("collapse_sum_like", [where(cond, out_grad, zero), x]),
+        _call("collapse_sum_like", [where(cond, zero, out_grad), y]),
+    ]
+
+
+@gradient_rule("zeros_like", "ones_like")
+def _like_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [None]
+
+
+@gradient_rule("zeros", "ones")
+def _constant_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return []
+
+
+@gradient_rule("full")
+def _full_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (fill,) = call.args
+    return [_total_like(out_grad, fill) if carries_gradient(fill) else None]
+
+
+@gradient_rule("full_like")
+def _full_like_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    fill = call.args[1]
+    return [None, _total_like(out_grad, fill) if carries_gradient(fill) else None]
+
+
+@gradient_rule("arange")
+def _arange_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # out[i] = start + i * step: d/dstart = 1, d/dstep = i; stop sets only the length
+    start, _stop, step = call.args
+    if not carries_gradient(start):  # an integer arange
+        return [None, None, None]
+    index = _div(_call("subtract", [call, start]), step)
+    return [_total_like(out_grad, start), None, _total_like(_mul(out_grad, index), step)]
+
+
+non_differentiable("isnan", "isfinite", reason="its result is bool")

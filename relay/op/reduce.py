@@ -46,9 +46,18 @@ import numpy as np
 from relay.ir import dim
 from relay.ir.attrs import Attrs
 from relay.ir.dim import Dim
-from relay.ir.expr import Call, Expr
+from relay.ir.expr import Call, Expr, const
 from relay.ir.types import TensorType, Type
-from relay.op.registry import OpDef, OpPattern, attr, register_op
+from relay.op.registry import (
+    OpDef,
+    OpPattern,
+    attr,
+    get_op,
+    gradient_rule,
+    non_differentiable,
+    register_op,
+)
+from relay.op.tensor import carries_gradient
 from relay.typecheck.relation import (
     RelationError,
     RelationFunc,
@@ -621,3 +630,122 @@ def variance(
         "unbiased": unbiased,
     }
     return _call("variance", [data, m], attrs)
+
+
+# ---- gradient rules -----------------------------------------------------------------------------
+#
+# The math follows TVM's python/tvm/relay/op/_tensor_grad.py. A reduction's adjoint is the output
+# adjoint given back its reduced axes (``expand_dims`` unless ``keepdims``) and broadcast to the
+# data: ``sum`` passes it on, ``mean`` divides by the count, ``max``/``min`` send it to the
+# positions equal to the result, divided evenly among ties (as TVM does; the one-sided
+# derivatives at a tie differ, and this is their average over the tied positions), ``prod``
+# multiplies by ``prod / x`` (TVM's formula: inf or nan where an element is 0), ``logsumexp``
+# by ``softmax = exp(x - logsumexp)``. Counts are computed as sums of ones, so no rule needs a
+# concrete shape, only the data's rank.
+
+
+def _grad_call(name: str, *args: Expr, **attrs: object) -> Call:
+    opdef = get_op(name)
+    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
+
+
+def _rank(e: Expr) -> int:
+    from relay.ir.expr import Var
+
+    ty = e._checked_type
+    if ty is None and isinstance(e, Var):
+        ty = e.type_annotation
+    if not isinstance(ty, TensorType):
+        raise ValueError(f"the gradient rule needs the tensor type of {e}, got {ty}")
+    return len(ty.shape)
+
+
+def _reduced(call: Call) -> tuple[int, ...]:
+    x = call.args[0]
+    exclude = call.attrs["exclude"]
+    assert isinstance(exclude, bool)
+    return reduce_axes(_rank(x), _axis_attr(call.attrs["axis"]) or None, exclude)
+
+
+def _unreduce(call: Call, value: Expr) -> Expr:
+    """``value``, of the reduction's result shape, with the reduced axes back (size 1)."""
+    if call.attrs["keepdims"]:
+        return value
+    for a in _reduced(call):
+        value = _grad_call("expand_dims", value, axis=a)
+    return value
+
+
+def _spread(call: Call, value: Expr) -> Expr:
+    """``value`` broadcast from the reduction's result back to the data's shape."""
+    return _grad_call("broadcast_to_like", _unreduce(call, value), call.args[0])
+
+
+def _sum_kept(call: Call, value: Expr) -> Expr:
+    """``value``, of the data's shape, summed over the reduced axes with keepdims (an empty
+    ``axis`` list would sum over every axis, so reducing nothing returns ``value``)."""
+    axes = _reduced(call)
+    return _grad_call("sum", value, axis=list(axes), keepdims=True) if axes else value
+
+
+def _reduced_count(call: Call, x: Expr) -> Expr:
+    """How many elements each reduction combines, as a keepdims tensor of ``x``'s dtype."""
+    return _sum_kept(call, _grad_call("ones_like", x))
+
+
+@gradient_rule("sum")
+def _sum_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [_spread(call, out_grad)]
+
+
+@gradient_rule("mean")
+def _mean_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    x = call.args[0]
+    if not carries_gradient(x):
+        return [None]
+    return [_grad_call("divide", _spread(call, out_grad), _reduced_count(call, x))]
+
+
+def _extreme_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    x = call.args[0]
+    hit = _grad_call("cast_like", _grad_call("equal", x, _spread(call, call)), x)
+    ties = _sum_kept(call, hit)
+    share = _grad_call("divide", hit, ties)
+    return [_grad_call("multiply", share, _spread(call, out_grad))]
+
+
+gradient_rule("max", "min")(_extreme_grad)
+
+
+@gradient_rule("prod")
+def _prod_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    x = call.args[0]
+    others = _grad_call("divide", _spread(call, call), x)
+    return [_grad_call("multiply", _spread(call, out_grad), others)]
+
+
+@gradient_rule("logsumexp")
+def _logsumexp_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    x = call.args[0]
+    softmax = _grad_call("exp", _grad_call("subtract", x, _spread(call, call)))
+    return [_grad_call("multiply", _spread(call, out_grad), softmax)]
+
+
+@gradient_rule("variance")
+def _variance_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # var = sum((x - m)^2) / N: d/dx = 2 (x - m) / N, d/dm = -sum of the same over m's shape
+    x, m = call.args
+    if not carries_gradient(x):
+        return [None, None]
+    count = _reduced_count(call, x)
+    if call.attrs["unbiased"]:
+        count = _grad_call("subtract", count, _grad_call("ones_like", count))
+    two = _grad_call("cast_like", const(np.array(2.0)), x)
+    diff = _grad_call("subtract", x, m)
+    scale = _grad_call("divide", _grad_call("multiply", two, diff), count)
+    dx = _grad_call("multiply", _spread(call, out_grad), scale)
+    dm = _grad_call("collapse_sum_like", _grad_call("negative", dx), m)
+    return [dx, dm]
+
+
+non_differentiable("argmax", "argmin", reason="its result is an integer index")

@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from relay.ir.attrs import Attrs
+from relay.ir.expr import Call, Expr, Var
 from relay.ir.types import IncompleteType, TensorType, Type
-from relay.op.registry import OpPattern, register_op
+from relay.op.registry import OpPattern, get_op, gradient_rule, non_differentiable, register_op
 from relay.typecheck.relation import (
     RelationError,
     RelationFunc,
@@ -200,4 +201,140 @@ register_op(
     pattern=OpPattern.ELEMWISE,
     doc="Elementwise boolean not.",
     type_relation=_unary_rel("logical_not", ("bool",), "bool"),
+)
+
+
+# -- gradient rules ------------------------------------------------------------------------------
+#
+# The math follows TVM's python/tvm/relay/op/_tensor_grad.py. Each adjoint of a broadcasting
+# operator is summed back to its argument's shape with ``collapse_sum_like``. Calls are built
+# through the registry (not the builders of the other families) so this module imports none of
+# them.
+
+
+def _call(name: str, *args: Expr) -> Call:
+    opdef = get_op(name)
+    return Call(opdef.op, args, opdef.validate_attrs(None))
+
+
+def _csl(grad: Expr, arg: Expr) -> Expr:
+    return _call("collapse_sum_like", grad, arg)
+
+
+def _zeros(like: Expr) -> Expr:
+    return _call("zeros_like", like)
+
+
+def carries_gradient(arg: Expr) -> bool:
+    """False when ``arg`` is known (typed, or an annotated variable) to hold a non-float
+    tensor: no gradient flows into integers or bools. True when its type is not known."""
+    ty = arg._checked_type
+    if ty is None and isinstance(arg, Var):
+        ty = arg.type_annotation
+    if isinstance(ty, TensorType) and isinstance(ty.dtype, str):
+        return ty.dtype.startswith(("float", "bfloat"))
+    return True
+
+
+@gradient_rule("add")
+def _add_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    a, b = call.args
+    return [_csl(out_grad, a), _csl(out_grad, b)]
+
+
+@gradient_rule("subtract")
+def _subtract_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    a, b = call.args
+    return [_csl(out_grad, a), _csl(_call("negative", out_grad), b)]
+
+
+@gradient_rule("multiply")
+def _multiply_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    a, b = call.args
+    return [_csl(_call("multiply", out_grad, b), a), _csl(_call("multiply", out_grad, a), b)]
+
+
+@gradient_rule("divide")
+def _divide_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # d(a / b)/db = -(a / b) / b, written with the primal result
+    a, b = call.args
+    da = _call("divide", out_grad, b)
+    db = _call("negative", _call("divide", _call("multiply", out_grad, call), b))
+    return [_csl(da, a), _csl(db, b)]
+
+
+@gradient_rule("power")
+def _power_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # d(a**b)/da = b * a**(b - 1), taken as 0 where b == 0 (a**-1 is inf at a == 0);
+    # d(a**b)/db = a**b * log(a), with log(0) replaced by 0 (as JAX does): a**b is 0 there
+    a, b = call.args
+    b_zero = _call("equal", b, _zeros(b))
+    slope = _call("multiply", b, _call("power", a, _call("subtract", b, _call("ones_like", b))))
+    da = _call("multiply", out_grad, _call("where", b_zero, _zeros(slope), slope))
+    if not carries_gradient(b):
+        return [_csl(da, a), None]  # an integer exponent; log would not type-check
+    safe_a = _call("where", _call("equal", a, _zeros(a)), _call("ones_like", a), a)
+    db = _call("multiply", out_grad, _call("multiply", call, _call("log", safe_a)))
+    return [_csl(da, a), _csl(db, b)]
+
+
+@gradient_rule("maximum")
+def _maximum_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # ties send the whole adjoint to the first argument
+    a, b = call.args
+    first = _call("greater_equal", a, b)
+    zero = _zeros(out_grad)
+    return [
+        _csl(_call("where", first, out_grad, zero), a),
+        _csl(_call("where", first, zero, out_grad), b),
+    ]
+
+
+@gradient_rule("minimum")
+def _minimum_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # ties send the whole adjoint to the first argument
+    a, b = call.args
+    first = _call("less_equal", a, b)
+    zero = _zeros(out_grad)
+    return [
+        _csl(_call("where", first, out_grad, zero), a),
+        _csl(_call("where", first, zero, out_grad), b),
+    ]
+
+
+def _mod_grad(rounding: str) -> Callable[[Call, Expr], list[Expr | None]]:
+    # mod(a, b) = a - q * b with q = trunc(a / b) (floor(a / b) for floor_mod), q piecewise
+    # constant: d/da = 1, d/db = -q away from the jumps where a / b is an integer
+    def rule(call: Call, out_grad: Expr) -> list[Expr | None]:
+        a, b = call.args
+        q = _call(rounding, _call("divide", a, b))
+        return [_csl(out_grad, a), _csl(_call("negative", _call("multiply", out_grad, q)), b)]
+
+    return rule
+
+
+gradient_rule("mod")(_mod_grad("trunc"))
+gradient_rule("floor_mod")(_mod_grad("floor"))
+
+
+@gradient_rule("negative")
+def _negative_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [_call("negative", out_grad)]
+
+
+non_differentiable(
+    "floor_divide",
+    reason="its result is piecewise constant (steps of an integer quotient)",
+)
+non_differentiable(
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    reason="its result is a bool comparison",
+)
+non_differentiable(
+    "logical_and", "logical_or", "logical_xor", "logical_not", reason="its result is bool"
 )

@@ -73,7 +73,7 @@ import numpy as np
 from relay.ir import dim
 from relay.ir.attrs import Attrs
 from relay.ir.dim import Dim
-from relay.ir.expr import Call, Expr, Tuple
+from relay.ir.expr import Call, Expr, Tuple, TupleGetItem, Var, const
 from relay.ir.types import (
     DTYPES,
     Any as AnyDim,
@@ -83,7 +83,17 @@ from relay.ir.types import (
     Type,
     _AnyDim,
 )
-from relay.op.registry import AttrValidationError, OpDef, OpPattern, attr, register_op
+from relay.op.registry import (
+    AttrValidationError,
+    OpDef,
+    OpPattern,
+    attr,
+    get_op,
+    gradient_rule,
+    non_differentiable,
+    register_op,
+)
+from relay.op.tensor import carries_gradient
 from relay.typecheck.relation import (
     ForwardRule,
     RelationError,
@@ -1875,3 +1885,264 @@ def one_hot(
     (both scalar tensors), as ``dtype``."""
     attrs = {"depth": depth, "axis": axis, "dtype": dtype}
     return _call("one_hot", [indices, on_value, off_value], attrs)
+
+
+# ---- gradient rules -----------------------------------------------------------------------------
+#
+# The math follows TVM's python/tvm/relay/op/_tensor_grad.py: a data-movement operator's adjoint
+# moves the output adjoint back (reshape_like, the inverse permutation, concatenate for split,
+# split for concatenate, collapse_sum_like for broadcasting). Rules that need a shape (the
+# extents of a concatenate's parts, a strided slice's positions) read the arguments' types: set
+# by type inference in the AD pass, or the annotations of variables. No operator here scatters,
+# so ``take``'s adjoint (a scatter-add) is a contraction with ``one_hot`` of the indices and
+# ``strided_slice``'s is built from pads.
+
+
+def _grad_call(name: str, *args: Expr, **attrs: object) -> Call:
+    opdef = get_op(name)
+    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
+
+
+def _known_type(e: Expr) -> Type:
+    """The type of ``e``: inferred, annotated (a variable) or that of a tuple's fields."""
+    ty = e._checked_type
+    if ty is None and isinstance(e, Var):
+        ty = e.type_annotation
+    if ty is None and isinstance(e, Tuple):
+        ty = TupleType(tuple(_known_type(f) for f in e.fields))
+    if ty is None:
+        raise ValueError(f"the gradient rule needs the type of {e}, which is not known")
+    return ty
+
+
+def _tensor_type(e: Expr) -> TensorType:
+    ty = _known_type(e)
+    if not isinstance(ty, TensorType):
+        raise ValueError(f"expected a tensor, got {ty}")
+    return ty
+
+
+def _int_dim(d: Dim, what: str) -> int:
+    if not isinstance(d, int):
+        raise ValueError(f"the gradient of {what} needs a known extent, got {dim.dim_str(d)}")
+    return d
+
+
+def _fields(e: Expr, n: int) -> tuple[Expr, ...]:
+    if isinstance(e, Tuple):
+        return e.fields
+    return tuple(TupleGetItem(e, i) for i in range(n))
+
+
+def _zero_scalar(t: TensorType) -> Expr:
+    return const(np.zeros((), dtype=_np_dtype(str(t.dtype))))
+
+
+@gradient_rule("reshape", "expand_dims", "squeeze")
+def _reshape_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [reshape_like(out_grad, call.args[0])]
+
+
+@gradient_rule("reshape_like")
+def _reshape_like_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [reshape_like(out_grad, call.args[0]), None]
+
+
+@gradient_rule("transpose")
+def _transpose_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    axes = _opt_ints(call.attrs, "axes")
+    if axes is None:
+        return [transpose(out_grad)]
+    perm = [_norm_axis(a, len(axes)) for a in axes]
+    inverse = [0] * len(perm)
+    for k, p in enumerate(perm):
+        inverse[p] = k
+    return [transpose(out_grad, inverse)]
+
+
+@gradient_rule("broadcast_to")
+def _broadcast_to_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [collapse_sum_like(out_grad, call.args[0])]
+
+
+@gradient_rule("broadcast_to_like")
+def _broadcast_to_like_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [collapse_sum_like(out_grad, call.args[0]), None]
+
+
+@gradient_rule("collapse_sum_like")
+def _collapse_sum_like_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [broadcast_to_like(out_grad, call.args[0]), None]
+
+
+@gradient_rule("concatenate")
+def _concatenate_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    ty = _known_type(call.args[0])
+    assert isinstance(ty, TupleType)
+    parts = [t for t in ty.fields if isinstance(t, TensorType)]
+    ax = _norm_axis(_int(call.attrs, "axis"), len(parts[0].shape))
+    if len(parts) == 1:
+        return [Tuple((out_grad,))]
+    indices = list(itertools.accumulate(_int_dim(p.shape[ax], "concatenate") for p in parts[:-1]))
+    pieces = split(out_grad, indices, ax)
+    return [Tuple(tuple(TupleGetItem(pieces, i) for i in range(len(parts))))]
+
+
+@gradient_rule("stack")
+def _stack_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    ty = _known_type(call.args[0])
+    assert isinstance(ty, TupleType)
+    n, axis = len(ty.fields), _int(call.attrs, "axis")
+    pieces = split(out_grad, n, axis)
+    return [Tuple(tuple(squeeze(TupleGetItem(pieces, i), [axis]) for i in range(n)))]
+
+
+@gradient_rule("split")
+def _split_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    ios = call.attrs["indices_or_sections"]
+    n = ios if isinstance(ios, int) else len(_ints(ios)) + 1
+    return [concatenate(_fields(out_grad, n), _int(call.attrs, "axis"))]
+
+
+@gradient_rule("strided_slice")
+def _strided_slice_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # Scatter the adjoint back with pads: along each sliced axis (extent n, stride s, m
+    # elements from b) a new axis of 1 padded to |s| and merged puts element i at i * |s|;
+    # padding b before and n - b - m * |s| after (negative: a crop) moves it to b + i * |s|.
+    # A negative stride reverses the adjoint first and starts from the last element taken.
+    x = call.args[0]
+    t = _tensor_type(x)
+    ndim = len(t.shape)
+    begin, end = _ints(call.attrs["begin"]), _ints(call.attrs["end"])
+    strides, axes = _opt_ints(call.attrs, "strides"), _opt_ints(call.attrs, "axes")
+    mode = _str(call.attrs, "slice_mode")
+    if axes is None:
+        sliced = list(range(max(len(begin), len(end), len(strides or ()))))
+    else:
+        sliced = [_norm_axis(a, ndim) for a in axes]
+    zero = _zero_scalar(t)
+    g: Expr = out_grad
+    for k, ax in enumerate(sliced):
+        n = _int_dim(t.shape[ax], "strided_slice")
+        stride = _stride(k, strides, mode)
+        b, e = _slice_range(n, k, begin, end, stride, mode)
+        step = abs(stride)
+        m = 0 if b < 0 else -(-abs(e - b) // step)
+        if m == 0:
+            return [_zeros_like(x)]
+        if stride < 0:
+            g = reverse(g, ax)
+            b -= (m - 1) * step
+        if step > 1:
+            widths = [[0, 0]] * (ndim + 1)
+            widths[ax + 1] = [0, step - 1]
+            spread = _grad_call("nn.pad", expand_dims(g, ax + 1), zero, pad_width=widths)
+            g = reshape(spread, [0] * ax + [-3, -2])
+        widths = [[0, 0]] * ndim
+        widths[ax] = [b, n - b - m * step]
+        g = _grad_call("nn.pad", g, zero, pad_width=widths)
+    return [g]
+
+
+def _zeros_like(x: Expr) -> Call:
+    return _grad_call("zeros_like", x)
+
+
+@gradient_rule("take")
+def _take_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # data[..., idx[j], ...] gathers, so data's adjoint at position p of the axis sums the
+    # output adjoint over the j with idx[j] == p: multiply the adjoint (a size-1 axis added
+    # after the index axes) by one_hot(idx) (broadcast over data's other axes), sum out the
+    # index axes. Indices are first clipped or wrapped as the mode does.
+    data, indices = call.args
+    if not carries_gradient(data):
+        return [None, None]
+    t, it = _tensor_type(data), _tensor_type(indices)
+    axis = call.attrs["axis"]
+    if axis is None:
+        n = math.prod(_int_dim(d, "take") for d in t.shape)
+        ndim, ax, bd = 1, 0, 0
+    else:
+        ndim = len(t.shape)
+        ax = _norm_axis(_int(call.attrs, "axis"), ndim)
+        bd = _int(call.attrs, "batch_dims")
+        bd = bd + len(it.shape) if bd < 0 else bd
+        n = _int_dim(t.shape[ax], "take")
+    idx: Expr = indices
+    mode = _str(call.attrs, "mode")
+    if mode == "clip":
+        idx = _grad_call("clip", idx, a_min=0.0, a_max=float(max(n - 1, 0)))
+    elif mode == "wrap":
+        idx = _grad_call("floor_mod", idx, const(np.array(n, dtype=_np_dtype(str(it.dtype)))))
+    dtype = _np_dtype(str(t.dtype))
+    one, zero = const(np.ones((), dtype)), const(np.zeros((), dtype))
+    hot: Expr = _grad_call("one_hot", idx, one, zero, depth=n, axis=-1, dtype=str(t.dtype))
+    gathered = len(it.shape) - bd  # the index axes of the output, from ax on
+    before, after = ax - bd, ndim - ax - 1
+    if before:
+        hot = expand_dims(hot, bd, before)
+    if after:
+        hot = expand_dims(hot, -1, after)
+    spread = _grad_call("multiply", expand_dims(out_grad, ax + gathered), hot)
+    if gathered:
+        spread = _grad_call("sum", spread, axis=list(range(ax, ax + gathered)))
+    return [reshape_like(spread, data), None]
+
+
+@gradient_rule("repeat")
+def _repeat_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # (.., n * r, ..) -> (.., n, r, ..), summed over the r copies
+    ax = _norm_axis(_int(call.attrs, "axis"), len(_tensor_type(call.args[0]).shape))
+    r = _int(call.attrs, "repeats")
+    split_axis = reshape(out_grad, [0] * ax + [-4, -1, r, -2])
+    return [_grad_call("sum", split_axis, axis=[ax + 1])]
+
+
+@gradient_rule("tile")
+def _tile_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # each output axis of extent k * d becomes (k, d); the k copies are summed
+    x = call.args[0]
+    reps = _ints(call.attrs["reps"])
+    if not reps:
+        return [out_grad]
+    rank = max(len(reps), len(_tensor_type(x).shape))
+    full = (1,) * (rank - len(reps)) + reps
+    newshape = [v for k in full for v in (-4, k, -1)]
+    pairs = reshape(out_grad, newshape)
+    summed = _grad_call("sum", pairs, axis=list(range(0, 2 * rank, 2)))
+    return [reshape_like(summed, x)]
+
+
+@gradient_rule("reverse")
+def _reverse_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [reverse(out_grad, _int(call.attrs, "axis"))]
+
+
+@gradient_rule("layout_transform")
+def _layout_transform_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    src, dst = _str(call.attrs, "src_layout"), _str(call.attrs, "dst_layout")
+    return [layout_transform(out_grad, dst, src)]
+
+
+@gradient_rule("one_hot")
+def _one_hot_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # the result is on_value where the index hits, off_value elsewhere: each scalar gets the
+    # sum of the adjoint over its positions; no gradient flows to the integer indices
+    indices, on, off = call.args
+    ones = _grad_call("ones_like", out_grad)
+    attrs = {k: call.attrs[k] for k in ("depth", "axis", "dtype")}
+    hit = _grad_call(
+        "one_hot", indices, _grad_call("ones_like", on), _grad_call("zeros_like", off), **attrs
+    )
+    hit = _grad_call("cast_like", hit, out_grad)
+    miss = _grad_call("subtract", ones, hit)
+    d_on = _grad_call("cast_like", _grad_call("sum", _grad_call("multiply", out_grad, hit)), on)
+    d_off = _grad_call("cast_like", _grad_call("sum", _grad_call("multiply", out_grad, miss)), off)
+    return [
+        None,
+        d_on if carries_gradient(on) else None,
+        d_off if carries_gradient(off) else None,
+    ]
+
+
+non_differentiable("shape_of", reason="its result is the integer shape of its input")

@@ -496,7 +496,9 @@ class _State:
 
 def _letrec_candidates(expr: Expr) -> dict[Function, Var]:
     return {
-        n.value: n.var for n in sub_expressions(expr) if isinstance(n, Let) and isinstance(n.value, Function)
+        n.value: n.var
+        for n in sub_expressions(expr)
+        if isinstance(n, Let) and isinstance(n.value, Function)
     }
 
 
