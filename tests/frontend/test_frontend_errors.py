@@ -190,15 +190,15 @@ def test_an_undefined_name_is_reported_at_the_first_call():
     assert info.value.message == "name not_defined_anywhere is not defined"
 
 
-def test_grad_is_not_available_yet():
+def test_grad_of_control_flow_needs_the_higher_order_mode():
     @relay
-    def f(x: Tensor[float32, (3,)]):
-        return x * x
+    def f(x: Tensor[float32, (3,)], c: bool):
+        if c:
+            return x * x
+        return x
 
-    with pytest.raises(
-        relay.FrontendError, match=r"relay\.grad needs the automatic differentiation pass"
-    ):
-        relay.grad(f)
+    with pytest.raises(relay.CompileError, match="first-order gradient: If needs the higher-order"):
+        relay.grad(f)(np.ones(3, "float32"), True)
 
 
 def test_lambda_cannot_be_decorated():
