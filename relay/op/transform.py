@@ -70,6 +70,7 @@ from typing import Any, TypeVar as PyTypeVar
 
 import numpy as np
 
+from relay.errors import CompileError
 from relay.ir import dim
 from relay.ir.attrs import Attrs
 from relay.ir.dim import Dim
@@ -1911,20 +1912,20 @@ def _known_type(e: Expr) -> Type:
     if ty is None and isinstance(e, Tuple):
         ty = TupleType(tuple(_known_type(f) for f in e.fields))
     if ty is None:
-        raise ValueError(f"the gradient rule needs the type of {e}, which is not known")
+        raise CompileError(f"the gradient rule needs the type of {e}, which is not known")
     return ty
 
 
 def _tensor_type(e: Expr) -> TensorType:
     ty = _known_type(e)
     if not isinstance(ty, TensorType):
-        raise ValueError(f"expected a tensor, got {ty}")
+        raise CompileError(f"the gradient rule expected a tensor, got {ty}")
     return ty
 
 
 def _int_dim(d: Dim, what: str) -> int:
     if not isinstance(d, int):
-        raise ValueError(f"the gradient of {what} needs a known extent, got {dim.dim_str(d)}")
+        raise CompileError(f"the gradient of {what} needs a known extent, got {dim.dim_str(d)}")
     return d
 
 

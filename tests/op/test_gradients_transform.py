@@ -217,3 +217,19 @@ def test_shape_of_is_not_differentiable() -> None:
 def test_every_transform_operator_has_a_gradient_rule() -> None:
     missing = [name for name in transform._DEFS if get_op(name).gradient is None]
     assert missing == []
+
+
+def test_a_symbolic_extent_is_a_compile_error() -> None:
+    import relay
+    from relay.errors import CompileError
+    from relay.ir import Call, Var
+    from relay.ir.types import Kind, TensorType, TypeVar
+    from relay.op.registry import get_op
+
+    n = TypeVar("n", Kind.SHAPE)
+    x = Var("x", TensorType((n,), "float32"))
+    call = relay.op.strided_slice(x, [0], [1])
+    assert isinstance(call, Call)
+    relay.infer_type(relay.ir.Function((x,), call, type_params=(n,)))
+    with pytest.raises(CompileError, match="needs a known extent, got n"):
+        get_op("strided_slice").rule("gradient")(call, call)
