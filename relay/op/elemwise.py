@@ -59,10 +59,11 @@ from relay.op.registry import (
     attr,
     get_op,
     gradient_rule,
+    jvp_rule,
     non_differentiable,
     register_op,
 )
-from relay.op.tensor import carries_gradient
+from relay.op.tensor import carries_gradient, jvp_fit, jvp_sum
 from relay.op.transform import check_shape_limits
 from relay.typecheck.relation import (
     RelationError,
@@ -1092,3 +1093,124 @@ def _arange_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
 
 
 non_differentiable("isnan", "isfinite", reason="its result is bool")
+
+
+# -- JVP rules -----------------------------------------------------------------------------------
+#
+# The forward-mode counterparts of the gradient rules above (the contract is in
+# relay/op/registry.py): the tangent times the same derivative, with the same conventions
+# (zero for the piecewise-constant operators, sign(0) == 0 for abs, clip passing the tangent
+# where it kept x). Operators whose result does not depend on an argument's value ignore its
+# tangent.
+
+Jvp = list[Expr | None]
+
+
+def _unary_jvp(tangent: Callable[[Call, Expr, Expr], Expr]) -> Callable[[Call, Jvp], Expr | None]:
+    """The JVP rule of a one-argument operator: ``tangent(call, x, t)`` is the result's
+    tangent for the argument ``x`` with tangent ``t``."""
+
+    def rule(call: Call, tangents: Jvp) -> Expr | None:
+        (t,) = tangents
+        return None if t is None else tangent(call, call.args[0], t)
+
+    return rule
+
+
+def _log_base_jvp(ln_base: float) -> Callable[[Call, Jvp], Expr | None]:
+    return _unary_jvp(lambda call, x, t: _div(t, _mul(x, _scalar_like(ln_base, x))))
+
+
+def _sigmoid_slope(call: Call) -> Expr:
+    return _mul(call, _call("subtract", [ones_like(call), call]))
+
+
+def _erf_slope(x: Expr) -> Expr:
+    bump = exp(_call("negative", [_mul(x, x)]))
+    return _mul(_scalar_like(2.0 / math.sqrt(math.pi), x), bump)
+
+
+jvp_rule("exp", "fast_exp")(_unary_jvp(lambda call, x, t: _mul(t, call)))
+jvp_rule("log")(_unary_jvp(lambda call, x, t: _div(t, x)))
+jvp_rule("log2")(_log_base_jvp(math.log(2.0)))
+jvp_rule("log10")(_log_base_jvp(math.log(10.0)))
+jvp_rule("sqrt")(_unary_jvp(lambda call, x, t: _div(t, _mul(_scalar_like(2.0, call), call))))
+jvp_rule("rsqrt")(
+    _unary_jvp(lambda call, x, t: _mul(t, _div(_mul(_scalar_like(-0.5, x), call), x)))
+)
+jvp_rule("sigmoid")(_unary_jvp(lambda call, x, t: _mul(t, _sigmoid_slope(call))))
+jvp_rule("tanh", "fast_tanh")(
+    _unary_jvp(lambda call, x, t: _mul(t, _call("subtract", [ones_like(call), _mul(call, call)])))
+)
+jvp_rule("erf")(_unary_jvp(lambda call, x, t: _mul(t, _erf_slope(x))))
+jvp_rule("sin")(_unary_jvp(lambda call, x, t: _mul(t, cos(x))))
+jvp_rule("cos")(_unary_jvp(lambda call, x, t: _call("negative", [_mul(t, sin(x))])))
+jvp_rule("abs")(_unary_jvp(lambda call, x, t: _mul(t, sign(x))))
+
+
+@jvp_rule("sign", "floor", "ceil", "round", "trunc", "zeros_like", "ones_like", "zeros", "ones")
+def _zero_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    # piecewise constant, or independent of the argument's value: a zero tangent
+    return None
+
+
+@jvp_rule("clip")
+def _clip_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    (t,) = tangents
+    if t is None:
+        return None
+    kept = _call("equal", [call, call.args[0]])
+    return where(kept, t, zeros_like(t))
+
+
+@jvp_rule("copy")
+def _copy_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    return tangents[0]
+
+
+@jvp_rule("cast")
+def _cast_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    (t,) = tangents
+    return None if t is None else Call(call.op, (t,), call.attrs)
+
+
+@jvp_rule("cast_like")
+def _cast_like_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    t = tangents[0]
+    return None if t is None else cast_like(t, call.args[1])
+
+
+@jvp_rule("where")
+def _where_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    # a branch without a tangent contributes zeros of its own shape, so the result still
+    # broadcasts to the call's shape
+    cond, x, y = call.args
+    _, tx, ty = tangents
+    if tx is None and ty is None:
+        return None
+    return where(cond, zeros_like(x) if tx is None else tx, zeros_like(y) if ty is None else ty)
+
+
+@jvp_rule("full")
+def _full_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    (t,) = tangents
+    return None if t is None else Call(call.op, (t,), call.attrs)
+
+
+@jvp_rule("full_like")
+def _full_like_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    t = tangents[1]
+    return None if t is None else full_like(call.args[0], t)
+
+
+@jvp_rule("arange")
+def _arange_jvp(call: Call, tangents: Jvp) -> Expr | None:
+    # out[i] = start + i * step: d out[i] = d start + i * d step; stop sets only the length
+    start, _stop, step = call.args
+    t_start, _, t_step = tangents
+    d_start = None if t_start is None else jvp_fit(t_start, start, call)
+    d_step = None
+    if t_step is not None:
+        index = _div(_call("subtract", [call, start]), step)
+        d_step = _mul(index, t_step)
+    return jvp_sum(d_start, d_step)

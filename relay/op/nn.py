@@ -49,6 +49,13 @@ Algorithms and semantics:
   tensor takes ``pad_width=[]`` and is returned as is, whatever the mode.
 * ``nn.cross_entropy(p, t)`` is ``-sum(log(p) * t) / batch`` and
   ``nn.cross_entropy_with_logits(p, t)`` is ``-sum(p * t) / batch``, rank-0.
+* ``nn.max_pool2d_grad(out_grad, data)`` and ``nn.avg_pool2d_grad(out_grad, data)`` (TVM's
+  names, the pooling attributes of the forward operator) are pooling's adjoints, float only:
+  each window's ``out_grad`` goes to the window's first maximum (in window order, padding
+  included, as ``topi.nn.pool_grad``), or is divided by the window's count and added to each
+  of its elements; what lands in the padding is dropped.
+
+Every operator has a reverse-mode gradient rule (the last section; see its comment).
 
 Type relations (the section before the registrations) check on types what the references
 check on arrays (ranks, dtypes, feature and channel counts, window fits, attribute values) and
@@ -72,12 +79,23 @@ from typing import Any
 
 import numpy as np
 
+from relay.errors import CompileError
 from relay.ir import dim
 from relay.ir.attrs import Attrs, AttrValue
 from relay.ir.dim import Dim
-from relay.ir.expr import Call, Expr, const
+from relay.ir.expr import Call, Expr, Tuple, TupleGetItem, Var, const
 from relay.ir.types import DTYPES, DType, IncompleteType, TensorType, TupleType, Type, _AnyDim
-from relay.op.registry import AttrValidationError, OpDef, OpPattern, attr, register_op
+from relay.op.registry import (
+    AttrValidationError,
+    OpDef,
+    OpPattern,
+    attr,
+    get_op,
+    gradient_rule,
+    jvp_rule,
+    register_op,
+)
+from relay.op.tensor import carries_gradient
 from relay.op.transform import check_shape_limits
 from relay.typecheck.relation import (
     RelationError,
@@ -96,6 +114,7 @@ Array = np.ndarray
 __all__ = [
     "adaptive_avg_pool2d",
     "avg_pool2d",
+    "avg_pool2d_grad",
     "batch_flatten",
     "batch_matmul",
     "batch_norm",
@@ -113,6 +132,7 @@ __all__ = [
     "log_softmax",
     "matmul",
     "max_pool2d",
+    "max_pool2d_grad",
     "pad",
     "prelu",
     "relu",
@@ -620,15 +640,29 @@ def _pool2d(kind: str, data: Array, attrs: Mapping[str, Any]) -> Array:
     acc = _wide(x) if is_float else x
     xp = np.pad(acc, pads)
     total = np.sum(_windows(xp, kh, kw, sh, sw, dh, dw, oh, ow), axis=2, dtype=acc.dtype)
-    if attrs["count_include_pad"]:
-        ch = _in_range_counts(oh, kh, sh, dh, pt, -pt, h + pb - 1)
-        cw = _in_range_counts(ow, kw, sw, dw, pl, -pl, wd + pr - 1)
-    else:
-        ch = _in_range_counts(oh, kh, sh, dh, pt, 0, h - 1)
-        cw = _in_range_counts(ow, kw, sw, dw, pl, 0, wd - 1)
-    count = np.maximum(ch[:, None] * cw[None, :], 1)
+    count = _avg_counts(attrs, (oh, ow), (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), (h, wd))
     res = (total / count).astype(x.dtype) if is_float else _truncdiv(total, count)
     return np.asarray(_from_nchw(res, attrs["layout"]))
+
+
+def _avg_counts(
+    attrs: Mapping[str, Any],
+    out: tuple[int, int],
+    k: tuple[int, int],
+    s: tuple[int, int],
+    d: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    size: tuple[int, int],
+) -> Array:
+    """``(OH, OW)``: the element count each average pooling window divides by."""
+    pt, pl, pb, pr = pads
+    if attrs["count_include_pad"]:
+        ch = _in_range_counts(out[0], k[0], s[0], d[0], pt, -pt, size[0] + pb - 1)
+        cw = _in_range_counts(out[1], k[1], s[1], d[1], pl, -pl, size[1] + pr - 1)
+    else:
+        ch = _in_range_counts(out[0], k[0], s[0], d[0], pt, 0, size[0] - 1)
+        cw = _in_range_counts(out[1], k[1], s[1], d[1], pl, 0, size[1] - 1)
+    return np.asarray(np.maximum(ch[:, None] * cw[None, :], 1))
 
 
 def _max_pool2d_ref(data: Array, **attrs: Any) -> Array:
@@ -637,6 +671,65 @@ def _max_pool2d_ref(data: Array, **attrs: Any) -> Array:
 
 def _avg_pool2d_ref(data: Array, **attrs: Any) -> Array:
     return _pool2d("avg", data, attrs)
+
+
+def _pool2d_grad(kind: str, out_grad: Array, data: Array, attrs: Mapping[str, Any]) -> Array:
+    """The adjoint of ``nn.<kind>_pool2d`` at ``data``: each window's share of ``out_grad``
+    (all of it at the window's first maximum, as topi's ``pool_grad``; ``1 / count`` of it at
+    each element for averages) added back at the window's elements, padding dropped."""
+    op = f"nn.{kind}_pool2d_grad"
+    _check_pool_attrs(op, attrs)
+    layout = attrs["layout"]
+    x = _to_nchw(op, np.asarray(data), layout)
+    g = _to_nchw(op, np.asarray(out_grad), layout, "out_grad")
+    _need_float(op, x)
+    _same_dtype(op, x, g, "data", "out_grad")
+    kh, kw = _pair(op, "pool_size", attrs["pool_size"])
+    sh, sw = _pair(op, "strides", attrs["strides"])
+    dh, dw = _pair(op, "dilation", attrs["dilation"])
+    pt, pl, pb, pr = _padding4(op, attrs["padding"])
+    ceil = bool(attrs["ceil_mode"])
+    n, c, h, wd = x.shape
+    oh, extra_h = _pool_axis(op, "height", h, kh, sh, dh, pt, pb, ceil)
+    ow, extra_w = _pool_axis(op, "width", wd, kw, sw, dw, pl, pr, ceil)
+    if g.shape != (n, c, oh, ow):
+        pooled = _from_nchw(np.empty((n, c, oh, ow)), layout).shape
+        raise ValueError(
+            f"{op}: out_grad must have the pooled data's shape {_shape_str(pooled)}, got "
+            f"{_shape_str(np.asarray(out_grad).shape)}"
+        )
+    pads = ((0, 0), (0, 0), (pt, pb + extra_h), (pl, pr + extra_w))
+    acc = _wide(g)
+    if kind == "max":
+        xp = np.pad(x, pads, constant_values=np.asarray(-np.inf).astype(x.dtype))
+        first = np.argmax(_windows(xp, kh, kw, sh, sw, dh, dw, oh, ow), axis=2)
+        share = acc
+    else:
+        count = _avg_counts(
+            attrs, (oh, ow), (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), (h, wd)
+        )
+        share = acc / count
+    dxp = np.zeros((n, c, h + pt + pb + extra_h, wd + pl + pr + extra_w), dtype=acc.dtype)
+    zero = np.zeros((), dtype=acc.dtype)
+    for a in range(kh):
+        for b in range(kw):
+            part = np.where(first == a * kw + b, share, zero) if kind == "max" else share
+            dxp[
+                :,
+                :,
+                a * dh : a * dh + sh * (oh - 1) + 1 : sh,
+                b * dw : b * dw + sw * (ow - 1) + 1 : sw,
+            ] += part
+    dx = dxp[:, :, pt : pt + h, pl : pl + wd].astype(x.dtype)
+    return np.asarray(_from_nchw(dx, layout))
+
+
+def _max_pool2d_grad_ref(out_grad: Array, data: Array, **attrs: Any) -> Array:
+    return _pool2d_grad("max", out_grad, data, attrs)
+
+
+def _avg_pool2d_grad_ref(out_grad: Array, data: Array, **attrs: Any) -> Array:
+    return _pool2d_grad("avg", out_grad, data, attrs)
 
 
 def _mean_hw(op: str, x: Array, rows: slice, cols: slice) -> Array:
@@ -1283,6 +1376,24 @@ def _pool_out_dim(
     return dim.add(dim.floordiv(num, s), 1)
 
 
+def _pooled_type(op: str, x: TensorType, attrs: Attrs) -> TensorType:
+    """The type of the pooled ``x`` (rank 4, in ``attrs``' layout)."""
+    layout = _str_attr(attrs, "layout")
+    n, c, h, wd = _axes(x.shape, layout, "NCHW")
+    kh, kw = _pair(op, "pool_size", attrs["pool_size"])
+    sh, sw = _pair(op, "strides", attrs["strides"])
+    dh, dw = _pair(op, "dilation", attrs["dilation"])
+    pt, pl, pb, pr = _padding4(op, attrs["padding"])
+    ceil = bool(attrs["ceil_mode"])
+    out = {
+        "N": n,
+        "C": c,
+        "H": _pool_out_dim(op, "height", h, kh, sh, dh, pt + pb, ceil),
+        "W": _pool_out_dim(op, "width", wd, kw, sw, dw, pl + pr, ceil),
+    }
+    return TensorType(tuple(out[a] for a in layout), x.dtype)
+
+
 def _pool2d_rel(kind: str, doc: str) -> RelationFunc:
     op = f"nn.{kind}_pool2d"
 
@@ -1292,23 +1403,42 @@ def _pool2d_rel(kind: str, doc: str) -> RelationFunc:
         x = _ranked(args[0], op, "data", rank=4, layout=layout)
         if kind == "avg":
             _need_dtype(x, op, "data", _NUMERIC)
-        n, c, h, wd = _axes(x.shape, layout, "NCHW")
-        kh, kw = _pair(op, "pool_size", attrs["pool_size"])
-        sh, sw = _pair(op, "strides", attrs["strides"])
-        dh, dw = _pair(op, "dilation", attrs["dilation"])
-        pt, pl, pb, pr = _padding4(op, attrs["padding"])
-        ceil = bool(attrs["ceil_mode"])
-        out = {
-            "N": n,
-            "C": c,
-            "H": _pool_out_dim(op, "height", h, kh, sh, dh, pt + pb, ceil),
-            "W": _pool_out_dim(op, "width", wd, kw, sw, dw, pl + pr, ceil),
-        }
-        return TensorType(tuple(out[a] for a in layout), x.dtype)
+        return _pooled_type(op, x, attrs)
 
     rule.__name__ = f"{kind}_pool2d_rel"
     rule.__doc__ = doc
     return forward(rule)
+
+
+def _pool2d_grad_rel(kind: str, doc: str) -> RelationFunc:
+    """The relation of ``nn.<kind>_pool2d_grad(out_grad, data)``: ``out_grad`` has the pooled
+    data's type, the result the data's."""
+    op = f"nn.{kind}_pool2d_grad"
+
+    def rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
+        _check_attr_values(op, attrs)
+        if not is_known(types[1]):
+            return False
+        x = _ranked(types[1], op, "data", rank=4, layout=_str_attr(attrs, "layout"))
+        _need_dtype(x, op, "data", _FLOAT)
+        pooled = _pooled_type(op, x, attrs)
+        if isinstance(types[0], IncompleteType):
+            r.unify(types[0], pooled)
+            g = pooled
+        else:
+            g = tensor_arg(types[0], op, "out_grad")
+            message = f"{op}: out_grad must have the pooled data's type {pooled}, got {g}"
+            if g.ndim != 4:
+                raise RelationError(message)
+            for dg, dp in zip(g.shape, pooled.shape, strict=True):
+                r.dim_equal(dg, dp, message)
+            r.dtype_equal(g.dtype, x.dtype, message)
+        r.unify(types[-1], x)
+        return _settled(x, g)
+
+    rel.__name__ = f"{kind}_pool2d_grad_rel"
+    rel.__doc__ = doc
+    return rel
 
 
 def _empty_window(op: str, x: TensorType, h: Dim, wd: Dim) -> None:
@@ -1506,6 +1636,12 @@ _RELATIONS: dict[str, RelationFunc] = {
         "avg",
         "Numeric (n, c, h, w) -> (n, c, (h + pt + pb - dh*(kh-1) - 1 [+ sh-1]) // sh + 1, ..).",
     ),
+    "nn.max_pool2d_grad": _pool2d_grad_rel(
+        "max", "Out_grad of max_pool2d(data)'s type, float data (n, c, h, w) -> data's type."
+    ),
+    "nn.avg_pool2d_grad": _pool2d_grad_rel(
+        "avg", "Out_grad of avg_pool2d(data)'s type, float data (n, c, h, w) -> data's type."
+    ),
     "nn.global_avg_pool2d": forward(_global_avg_pool2d_rule),
     "nn.adaptive_avg_pool2d": forward(_adaptive_avg_pool2d_rule),
     "nn.pad": _pad_rel,
@@ -1629,6 +1765,8 @@ _STATIC_CHECKS: dict[str, Callable[[Mapping[str, object]], None]] = {
     "nn.conv2d_transpose": lambda a: _check_conv_attrs("nn.conv2d_transpose", a),
     "nn.max_pool2d": lambda a: _check_pool_attrs("nn.max_pool2d", a),
     "nn.avg_pool2d": lambda a: _check_pool_attrs("nn.avg_pool2d", a),
+    "nn.max_pool2d_grad": lambda a: _check_pool_attrs("nn.max_pool2d_grad", a),
+    "nn.avg_pool2d_grad": lambda a: _check_pool_attrs("nn.avg_pool2d_grad", a),
     "nn.global_avg_pool2d": _check_layouts("nn.global_avg_pool2d"),
     "nn.adaptive_avg_pool2d": _check_layouts("nn.adaptive_avg_pool2d"),
     "nn.pad": _check_pad,
@@ -1764,6 +1902,22 @@ _register(
     _avg_pool2d_ref,
     OpPattern.OUT_ELEMWISE_FUSABLE,
     "2-d average pooling.",
+    [*_POOL_ATTRS, attr("count_include_pad", "bool", False)],
+)
+_register(
+    "nn.max_pool2d_grad",
+    2,
+    _max_pool2d_grad_ref,
+    OpPattern.OUT_ELEMWISE_FUSABLE,
+    "The gradient of max_pool2d: out_grad sent to each window's first maximum of data.",
+    _POOL_ATTRS,
+)
+_register(
+    "nn.avg_pool2d_grad",
+    2,
+    _avg_pool2d_grad_ref,
+    OpPattern.OUT_ELEMWISE_FUSABLE,
+    "The gradient of avg_pool2d: out_grad / count spread over each window of data.",
     [*_POOL_ATTRS, attr("count_include_pad", "bool", False)],
 )
 _register(
@@ -2048,6 +2202,58 @@ def avg_pool2d(
     return _call("nn.avg_pool2d", [data], attrs)
 
 
+def max_pool2d_grad(
+    out_grad: Expr,
+    data: Expr,
+    pool_size: IntOrPair = (1, 1),
+    strides: IntOrPair = (1, 1),
+    dilation: IntOrPair = (1, 1),
+    padding: IntOrPair = (0, 0),
+    layout: str = "NCHW",
+    out_layout: str = "",
+    ceil_mode: bool = False,
+) -> Call:
+    """``nn.max_pool2d_grad(out_grad, data, ...)``: the gradient of ``nn.max_pool2d`` (same
+    attributes) at ``data``: each window's ``out_grad`` goes to its first maximum."""
+    attrs = {
+        "pool_size": _window(pool_size),
+        "strides": _window(strides),
+        "dilation": _window(dilation),
+        "padding": _window(padding),
+        "layout": layout,
+        "out_layout": out_layout,
+        "ceil_mode": ceil_mode,
+    }
+    return _call("nn.max_pool2d_grad", [out_grad, data], attrs)
+
+
+def avg_pool2d_grad(
+    out_grad: Expr,
+    data: Expr,
+    pool_size: IntOrPair = (1, 1),
+    strides: IntOrPair = (1, 1),
+    dilation: IntOrPair = (1, 1),
+    padding: IntOrPair = (0, 0),
+    layout: str = "NCHW",
+    out_layout: str = "",
+    ceil_mode: bool = False,
+    count_include_pad: bool = False,
+) -> Call:
+    """``nn.avg_pool2d_grad(out_grad, data, ...)``: the gradient of ``nn.avg_pool2d`` (same
+    attributes) at ``data``: each window's ``out_grad`` divided by its count, spread over it."""
+    attrs = {
+        "pool_size": _window(pool_size),
+        "strides": _window(strides),
+        "dilation": _window(dilation),
+        "padding": _window(padding),
+        "layout": layout,
+        "out_layout": out_layout,
+        "ceil_mode": ceil_mode,
+        "count_include_pad": count_include_pad,
+    }
+    return _call("nn.avg_pool2d_grad", [out_grad, data], attrs)
+
+
 def global_avg_pool2d(data: Expr, layout: str = "NCHW", out_layout: str = "") -> Call:
     """``nn.global_avg_pool2d(data)``: the mean over height and width, kept as 1 x 1."""
     return _call("nn.global_avg_pool2d", [data], {"layout": layout, "out_layout": out_layout})
@@ -2131,3 +2337,1054 @@ def cross_entropy_with_logits(predictions: Expr, targets: Expr) -> Call:
     """``nn.cross_entropy_with_logits(p, t)``: ``-sum(p * t) / batch`` for log-probabilities
     ``p``."""
     return _call("nn.cross_entropy_with_logits", [predictions, targets])
+
+
+# ---- gradient rules -----------------------------------------------------------------------------
+#
+# A rule maps the primal call and the adjoint of its result to an adjoint per argument
+# (relay.op.registry); the math follows TVM's python/tvm/relay/op/_tensor_grad.py where TVM has
+# the operator. Calls are built through the registry (``_grad_call``), so this module imports no
+# other family's builders. Integer and bool arguments, and every argument of a call whose
+# ``out_dtype`` is not a float, get no adjoint. Rules that need an extent (an output padding, the
+# length of a row, an averaging matrix) read the arguments' types and raise CompileError when it
+# is not known.
+#
+# * Convolution: conv2d's data adjoint is conv2d_transpose of the adjoint with the same weight
+#   array (its kernel layout read with O and I swapped), with the output padding that restores
+#   the rows no window reached; conv2d_transpose's is conv2d. Both weight adjoints are one
+#   grouped conv2d correlating the data with the adjoint: batch and channels trade places and
+#   strides and dilation swap (TVM's conv2d_grad), cropped to the kernel's extent.
+# * Pooling: max_pool2d's and avg_pool2d's adjoints are the operators nn.max_pool2d_grad and
+#   nn.avg_pool2d_grad (overlapping windows that may reach into the padding or past the data
+#   in ceil mode, with counts that depend on both, have no cheap exact composition). Both are
+#   linear in out_grad: avg_pool2d_grad's adjoint is avg_pool2d; max_pool2d_grad's gathers the
+#   adjoint at each window's first maximum, one strided slice per window tap. Global and
+#   adaptive average pooling are compositions: a broadcast divided by the count, and products
+#   with the constant averaging matrices of rows and of columns.
+# * softmax: s * (g - sum(g * s)); log_softmax: g - exp(out) * sum(g) (sums along the axis).
+# * batch_norm has only the inference form (the statistics are inputs, never computed from the
+#   batch): its result is affine in the data, each parameter's adjoint is a per-channel sum,
+#   and the moving statistics also take the adjoints of the 2nd and 3rd results, which they are.
+# * layer_norm: dx = (dy - mean(dy) - xhat * mean(dy * xhat)) / std with dy = g * gamma.
+# * pad: constant padding's data adjoint is the adjoint padded by the negated widths (a crop,
+#   or zeros where the padding cropped); pad_value's is the adjoint's sum over the padding.
+#   edge and reflect padding fold the adjoint of the padding back onto the elements it copies.
+# * dropout is the inference identity: the adjoint of its result times the (all ones) mask.
+
+
+def _grad_call(name: str, *args: Expr, **attrs: object) -> Call:
+    opdef = get_op(name)
+    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
+
+
+def _arg_type(e: Expr) -> TensorType:
+    """The tensor type of a primal argument: inferred, or a variable's annotation."""
+    ty = e._checked_type
+    if ty is None and isinstance(e, Var):
+        ty = e.type_annotation
+    if not isinstance(ty, TensorType):
+        raise CompileError(f"the gradient rule needs the tensor type of {e}, got {ty}")
+    return ty
+
+
+def _known(d: Dim, op: str) -> int:
+    if not isinstance(d, int):
+        raise CompileError(f"the gradient of {op} needs a known extent, got {dim.dim_str(d)}")
+    return d
+
+
+def _known_axes(e: Expr, layout: str, names: str, op: str) -> tuple[int, ...]:
+    return tuple(_known(d, op) for d in _axes(_arg_type(e).shape, layout, names))
+
+
+def _fields(e: Expr, n: int) -> tuple[Expr, ...]:
+    if isinstance(e, Tuple):
+        return e.fields
+    return tuple(TupleGetItem(e, i) for i in range(n))
+
+
+def _add(a: Expr, b: Expr) -> Call:
+    return _grad_call("add", a, b)
+
+
+def _sub(a: Expr, b: Expr) -> Call:
+    return _grad_call("subtract", a, b)
+
+
+def _mul(a: Expr, b: Expr) -> Call:
+    return _grad_call("multiply", a, b)
+
+
+def _div(a: Expr, b: Expr) -> Call:
+    return _grad_call("divide", a, b)
+
+
+def _zeros(like: Expr) -> Call:
+    return _grad_call("zeros_like", like)
+
+
+def _scalar(value: float, like: Expr) -> Call:
+    """The rank-0 constant ``value`` in ``like``'s dtype."""
+    return _grad_call("cast_like", const(np.asarray(value, dtype=np.float64)), like)
+
+
+def _positive(x: Expr) -> Call:
+    return _grad_call("greater", x, _zeros(x))
+
+
+def _transpose(e: Expr, axes: Sequence[int]) -> Expr:
+    return e if list(axes) == sorted(axes) else _grad_call("transpose", e, axes=list(axes))
+
+
+def _swap_last(e: Expr, rank: int) -> Expr:
+    return _transpose(e, [*range(rank - 2), rank - 1, rank - 2])
+
+
+def _permute(e: Expr, src: str, dst: str) -> Expr:
+    """``e`` with axes named by the letters of ``src`` reordered as ``dst``."""
+    return _transpose(e, [src.index(a) for a in dst])
+
+
+def _swap_oi(layout: str) -> str:
+    """A kernel layout with O and I exchanged: how the transposed operator reads the array."""
+    return layout.translate(str.maketrans("OI", "IO"))
+
+
+def _result_is_float(call: Call) -> bool:
+    """Whether the result can carry a gradient: not an integer ``out_dtype``."""
+    out_dtype = call.attrs.get("out_dtype", "")
+    return not out_dtype or str(out_dtype).startswith(("float", "bfloat"))
+
+
+def _odt(call: Call, arg: Expr) -> str:
+    """The ``out_dtype`` an adjoint computation needs: ``arg``'s dtype where the primal call
+    changed the dtype (its adjoint has the result's), else empty (that of the inputs)."""
+    return str(_arg_type(arg).dtype) if call.attrs["out_dtype"] else ""
+
+
+def _channel_axis(call: Call, x: Expr) -> tuple[int, int]:
+    """The rank of ``x`` and the call's ``axis`` normalized for it."""
+    rank = len(_arg_type(x).shape)
+    axis = _int_attr(call.attrs, "axis")
+    return rank, axis + rank if axis < 0 else axis
+
+
+def _along(p: Expr, ax: int, rank: int) -> Expr:
+    """The 1-d ``p`` of axis ``ax`` shaped to broadcast against a rank-``rank`` tensor."""
+    trailing = rank - ax - 1
+    return _grad_call("expand_dims", p, axis=1, num_newaxis=trailing) if trailing else p
+
+
+def _per_channel(e: Expr, ax: int, rank: int) -> Expr:
+    """``e`` summed over every axis but ``ax``."""
+    return e if rank == 1 else _grad_call("sum", e, axis=[ax], exclude=True)
+
+
+def _rows(e: Expr, rank: int, last: Dim, op: str) -> Expr:
+    """``e`` as a matrix: its leading axes flattened into rows of length ``last``."""
+    return e if rank == 2 else _grad_call("reshape", e, newshape=[-1, _known(last, op)])
+
+
+def _layout_to_nchw(e: Expr, layout: str) -> Expr:
+    return _permute(e, layout, "NCHW")
+
+
+def _layout_from_nchw(e: Expr, layout: str) -> Expr:
+    return _permute(e, "NCHW", layout)
+
+
+@gradient_rule("nn.dense")
+def _dense_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # out = x @ w.T: dx = g @ w; dw = g.T @ x over every leading axis of x
+    x, w = call.args
+    if not _result_is_float(call):
+        return [None, None]
+    rank = len(_arg_type(x).shape)
+    units, k = _arg_type(w).shape
+    dx = dw = None
+    if carries_gradient(x):
+        dx = _grad_call("nn.matmul", out_grad, w, out_dtype=_odt(call, x))
+    if carries_gradient(w):
+        g_rows = _rows(out_grad, rank, units, "nn.dense")
+        x_rows = _rows(x, rank, k, "nn.dense")
+        dw = _grad_call("nn.matmul", g_rows, x_rows, transpose_a=True, out_dtype=_odt(call, w))
+    return [dx, dw]
+
+
+@gradient_rule("nn.matmul")
+def _matmul_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # out = A @ B with A = a (a's last two axes swapped if transpose_a), B = b (or b.T):
+    # dA = g @ B.T; dB = A.T @ g over every leading axis (A and g flattened to rows)
+    a, b = call.args
+    if not _result_is_float(call):
+        return [None, None]
+    ta, tb = bool(call.attrs["transpose_a"]), bool(call.attrs["transpose_b"])
+    rank = len(_arg_type(a).shape)
+    b0, b1 = _arg_type(b).shape
+    k, n = (b1, b0) if tb else (b0, b1)
+    da: Expr | None = None
+    db: Expr | None = None
+    if carries_gradient(a):
+        da = _grad_call("nn.matmul", out_grad, b, transpose_b=not tb, out_dtype=_odt(call, a))
+        if ta:
+            da = _swap_last(da, rank)
+    if carries_gradient(b):
+        a_rows = _rows(_swap_last(a, rank) if ta else a, rank, k, "nn.matmul")
+        g_rows = _rows(out_grad, rank, n, "nn.matmul")
+        first, second = (g_rows, a_rows) if tb else (a_rows, g_rows)
+        db = _grad_call("nn.matmul", first, second, transpose_a=True, out_dtype=_odt(call, b))
+    return [da, db]
+
+
+@gradient_rule("nn.batch_matmul")
+def _batch_matmul_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # out = A @ B per batch (A = a or a^T, B = b or b^T): dA = g @ B^T, dB = A^T @ g, each
+    # written as one batch_matmul with the transposes folded into its flags; an argument whose
+    # batch of 1 was broadcast sums its adjoint over the batch
+    a, b = call.args
+    if not _result_is_float(call):
+        return [None, None]
+    ta, tb = bool(call.attrs["transpose_a"]), bool(call.attrs["transpose_b"])
+    batch_a, batch_b = _arg_type(a).shape[0], _arg_type(b).shape[0]
+
+    def product(x: Expr, y: Expr, tx: bool, ty: bool, like: Expr) -> Expr:
+        out = _grad_call(
+            "nn.batch_matmul", x, y, transpose_a=tx, transpose_b=ty, out_dtype=_odt(call, like)
+        )
+        mine, other = (batch_a, batch_b) if like is a else (batch_b, batch_a)
+        if mine == 1 and other != 1:
+            return _grad_call("collapse_sum_like", out, like)
+        return out
+
+    da = db = None
+    if carries_gradient(a):
+        da = product(b, out_grad, tb, True, a) if ta else product(out_grad, b, False, not tb, a)
+    if carries_gradient(b):
+        db = product(out_grad, a, True, ta, b) if tb else product(a, out_grad, not ta, False, b)
+    return [da, db]
+
+
+@gradient_rule("nn.bias_add")
+def _bias_add_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    x, _ = call.args
+    if not carries_gradient(x):
+        return [None, None]
+    rank, ax = _channel_axis(call, x)
+    return [out_grad, _per_channel(out_grad, ax, rank)]
+
+
+@gradient_rule("nn.relu")
+def _relu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (x,) = call.args
+    if not carries_gradient(x):
+        return [None]
+    return [_grad_call("where", _positive(x), out_grad, _zeros(out_grad))]
+
+
+@gradient_rule("nn.leaky_relu")
+def _leaky_relu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (x,) = call.args
+    alpha = call.attrs["alpha"]
+    assert isinstance(alpha, int | float)
+    scaled = _mul(out_grad, _scalar(float(alpha), x))
+    return [_grad_call("where", _positive(x), out_grad, scaled)]
+
+
+@gradient_rule("nn.prelu")
+def _prelu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    x, alpha = call.args
+    rank, ax = _channel_axis(call, x)
+    positive = _positive(x)
+    dx = _grad_call("where", positive, out_grad, _mul(out_grad, _along(alpha, ax, rank)))
+    slope = _grad_call("where", positive, _zeros(out_grad), _mul(out_grad, x))
+    return [dx, _per_channel(slope, ax, rank)]
+
+
+@gradient_rule("nn.gelu")
+def _gelu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # d/dx x * Phi(x) = Phi(x) + x * phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 the normal
+    # cdf and phi(x) = exp(-x^2 / 2) / sqrt(2 pi) its density
+    (x,) = call.args
+    erf = _grad_call("erf", _mul(x, _scalar(1.0 / math.sqrt(2.0), x)))
+    cdf = _mul(_scalar(0.5, x), _add(_grad_call("ones_like", x), erf))
+    half_sq = _mul(_scalar(-0.5, x), _mul(x, x))
+    pdf = _mul(_scalar(1.0 / math.sqrt(2.0 * math.pi), x), _grad_call("exp", half_sq))
+    return [_mul(out_grad, _add(cdf, _mul(x, pdf)))]
+
+
+@gradient_rule("nn.softmax")
+def _softmax_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    dot = _grad_call(
+        "sum", _mul(out_grad, call), axis=[_int_attr(call.attrs, "axis")], keepdims=True
+    )
+    return [_mul(call, _sub(out_grad, dot))]
+
+
+@gradient_rule("nn.log_softmax")
+def _log_softmax_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    total = _grad_call("sum", out_grad, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
+    return [_sub(out_grad, _mul(_grad_call("exp", call), total))]
+
+
+def _conv_weight_grad(
+    data: Expr,
+    out_grad: Expr,
+    data_shape: tuple[int, ...],
+    out_shape: tuple[int, ...],
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    dilation: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    groups: int,
+    out_dtype: str,
+) -> Expr:
+    """The adjoint of the OIHW weight of ``conv2d(data, weight)`` (NCHW ``data`` of
+    ``data_shape`` and adjoint ``out_grad`` of ``out_shape``):
+    ``dw[o, i, a, b] = sum over n, y, x of g[n, o, y, x] * xp[n, c(o, i), y*s + a*d, ..]`` is a
+    grouped conv2d of the data, channels as its batch and batch as its channels, with the
+    adjoint as the kernel: strides and dilation exchange roles."""
+    n, c, h, wd = data_shape
+    _, _, oh, ow = out_shape
+    kh, kw = kernel
+    (sh, sw), (dh, dw) = strides, dilation
+    pt, pl, _, _ = padding
+    cg = c // groups
+    if groups == 1:
+        batch: Expr = _transpose(data, [1, 0, 2, 3])  # (c, n, h, w)
+    else:  # (cg, groups * n, h, w): group k's channels n at k * n ..
+        split = _grad_call("reshape", data, newshape=[n, groups, cg, h, wd])
+        moved = _transpose(split, [2, 1, 0, 3, 4])
+        batch = _grad_call("reshape", moved, newshape=[cg, groups * n, h, wd])
+    weight = _transpose(out_grad, [1, 0, 2, 3])  # (o, n, oh, ow)
+    # pad the bottom and right only as far as the kernel's last row and column need
+    pb = max(0, (oh - 1) * sh + (kh - 1) * dh + 1 - h - pt)
+    pr = max(0, (ow - 1) * sw + (kw - 1) * dw + 1 - wd - pl)
+    res: Expr = _grad_call(
+        "nn.conv2d",
+        batch,
+        weight,
+        strides=[dh, dw],
+        padding=[pt, pl, pb, pr],
+        dilation=[sh, sw],
+        groups=groups,
+        out_dtype=out_dtype,
+    )
+    full_h = (h + pt + pb - (oh - 1) * sh - 1) // dh + 1
+    full_w = (wd + pl + pr - (ow - 1) * sw - 1) // dw + 1
+    res = _transpose(res, [1, 0, 2, 3])
+    if (full_h, full_w) != (kh, kw):
+        res = _grad_call("strided_slice", res, begin=[0, 0], end=[kh, kw], axes=[2, 3])
+    return res
+
+
+def _conv_geometry(
+    op: str, call: Call
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int], int, str, str, str]:
+    """A convolution's strides, dilation, padding, groups and data, kernel and out layouts."""
+    attrs = call.attrs
+    data_layout = _str_attr(attrs, "data_layout")
+    return (
+        _pair(op, "strides", attrs["strides"]),
+        _pair(op, "dilation", attrs["dilation"]),
+        _padding4(op, attrs["padding"]),
+        _int_attr(attrs, "groups"),
+        data_layout,
+        _str_attr(attrs, "kernel_layout"),
+        _str_attr(attrs, "out_layout") or data_layout,
+    )
+
+
+@gradient_rule("nn.conv2d")
+def _conv2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    op = "nn.conv2d"
+    x, w = call.args
+    if not _result_is_float(call):
+        return [None, None]
+    (sh, sw), (dh, dw), pads, groups, layout, kernel_layout, out_layout = _conv_geometry(op, call)
+    pt, pl, pb, pr = pads
+    n, c, h, wd = _known_axes(x, layout, "NCHW", op)
+    o, _, kh, kw = _known_axes(w, kernel_layout, "OIHW", op)
+    # the rows and columns past the last window get no adjoint: the output padding restores them
+    rest_h = h + pt + pb - (kh - 1) * dh - 1
+    rest_w = wd + pl + pr - (kw - 1) * dw - 1
+    dx = dweight = None
+    if carries_gradient(x):
+        dx = _grad_call(
+            "nn.conv2d_transpose",
+            out_grad,
+            w,
+            strides=[sh, sw],
+            padding=list(pads),
+            dilation=[dh, dw],
+            groups=groups,
+            output_padding=[rest_h % sh, rest_w % sw],
+            data_layout=out_layout,
+            kernel_layout=_swap_oi(kernel_layout),
+            out_layout=layout,
+            out_dtype=_odt(call, x),
+        )
+    if carries_gradient(w):
+        grad = _conv_weight_grad(
+            _layout_to_nchw(x, layout),
+            _layout_to_nchw(out_grad, out_layout),
+            (n, c, h, wd),
+            (n, o, rest_h // sh + 1, rest_w // sw + 1),
+            (kh, kw),
+            (sh, sw),
+            (dh, dw),
+            pads,
+            groups,
+            _odt(call, w),
+        )
+        dweight = _permute(grad, "OIHW", kernel_layout)
+    return [dx, dweight]
+
+
+@gradient_rule("nn.conv2d_transpose")
+def _conv2d_transpose_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # conv2d_transpose is the adjoint of conv2d with the same weight, so its data adjoint is
+    # that conv2d, and its weight adjoint is conv2d's with the roles of data and result swapped
+    op = "nn.conv2d_transpose"
+    x, w = call.args
+    if not _result_is_float(call):
+        return [None, None]
+    strides, dilation, pads, groups, layout, kernel_layout, out_layout = _conv_geometry(op, call)
+    dx = dweight = None
+    if carries_gradient(x):
+        dx = _grad_call(
+            "nn.conv2d",
+            out_grad,
+            w,
+            strides=list(strides),
+            padding=list(pads),
+            dilation=list(dilation),
+            groups=groups,
+            data_layout=out_layout,
+            kernel_layout=_swap_oi(kernel_layout),
+            out_layout=layout,
+            out_dtype=_odt(call, x),
+        )
+    if carries_gradient(w):
+        n, c, h, wd = _known_axes(x, layout, "NCHW", op)
+        _, og, kh, kw = _known_axes(w, kernel_layout, "IOHW", op)
+        oph, opw = _pair(op, "output_padding", call.attrs["output_padding"], minimum=0)
+        pt, pl, pb, pr = pads
+        oh = (h - 1) * strides[0] + (kh - 1) * dilation[0] + 1 - pt - pb + oph
+        ow = (wd - 1) * strides[1] + (kw - 1) * dilation[1] + 1 - pl - pr + opw
+        grad = _conv_weight_grad(
+            _layout_to_nchw(out_grad, out_layout),
+            _layout_to_nchw(x, layout),
+            (n, og * groups, oh, ow),
+            (n, c, h, wd),
+            (kh, kw),
+            strides,
+            dilation,
+            pads,
+            groups,
+            _odt(call, w),
+        )
+        dweight = _permute(grad, "IOHW", kernel_layout)
+    return [dx, dweight]
+
+
+@gradient_rule("nn.max_pool2d")
+def _max_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (x,) = call.args
+    if not carries_gradient(x):
+        return [None]
+    return [_grad_call("nn.max_pool2d_grad", out_grad, x, **dict(call.attrs.items()))]
+
+
+@gradient_rule("nn.avg_pool2d")
+def _avg_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (x,) = call.args
+    if not carries_gradient(x):
+        return [None]
+    return [_grad_call("nn.avg_pool2d_grad", out_grad, x, **dict(call.attrs.items()))]
+
+
+@gradient_rule("nn.avg_pool2d_grad")
+def _avg_pool2d_grad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # linear in out_grad, as the transpose of avg_pool2d; data only gives the shape
+    return [_grad_call("nn.avg_pool2d", out_grad, **dict(call.attrs.items())), None]
+
+
+@gradient_rule("nn.max_pool2d_grad")
+def _max_pool2d_grad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # linear in out_grad: its adjoint reads out_grad's adjoint at each window's first maximum
+    # (as max_pool2d_grad writes it there), one tap of the windows at a time; piecewise
+    # constant in data
+    op = "nn.max_pool2d_grad"
+    x = call.args[1]
+    attrs = call.attrs
+    layout = _str_attr(attrs, "layout")
+    hax, wax = layout.index("H"), layout.index("W")
+    h, wd = _known_axes(x, layout, "HW", op)
+    kh, kw = _pair(op, "pool_size", attrs["pool_size"])
+    sh, sw = _pair(op, "strides", attrs["strides"])
+    dh, dw = _pair(op, "dilation", attrs["dilation"])
+    pt, pl, pb, pr = _padding4(op, attrs["padding"])
+    ceil = bool(attrs["ceil_mode"])
+    oh, extra_h = _pool_axis(op, "height", h, kh, sh, dh, pt, pb, ceil)
+    ow, extra_w = _pool_axis(op, "width", wd, kw, sw, dw, pl, pr, ceil)
+    widths = [[0, 0] for _ in range(4)]
+    widths[hax], widths[wax] = [pt, pb + extra_h], [pl, pr + extra_w]
+    lowest = _grad_call("nn.pad", x, const(np.asarray(-np.inf)), pad_width=widths)
+    adjoint = _grad_call("nn.pad", out_grad, const(np.asarray(0.0)), pad_width=widths)
+    peak = _grad_call("nn.max_pool2d", x, **dict(attrs.items()))
+    zero = _zeros(peak)
+    taken: Expr | None = None
+    total: Expr | None = None
+    for a in range(kh):
+        for b in range(kw):
+            window = {
+                "begin": [a * dh, b * dw],
+                "end": [a * dh + sh * (oh - 1) + 1, b * dw + sw * (ow - 1) + 1],
+                "strides": [sh, sw],
+                "axes": [hax, wax],
+            }
+            hit: Expr = _grad_call("equal", _grad_call("strided_slice", lowest, **window), peak)
+            if taken is None:
+                taken = hit
+            else:
+                hit = _grad_call("logical_and", hit, _grad_call("logical_not", taken))
+                if (a, b) != (kh - 1, kw - 1):
+                    taken = _grad_call("logical_or", taken, hit)
+            tap = _grad_call("strided_slice", adjoint, **window)
+            term = _grad_call("where", hit, tap, zero)
+            total = term if total is None else _add(total, term)
+    assert total is not None
+    return [total, _zeros(x)]
+
+
+@gradient_rule("nn.global_avg_pool2d")
+def _global_avg_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (x,) = call.args
+    if not carries_gradient(x):
+        return [None]
+    layout = _str_attr(call.attrs, "layout")
+    h, wd = _axes(_arg_type(x).shape, layout, "HW")
+    if isinstance(h, int) and isinstance(wd, int):
+        count: Expr = _scalar(float(h * wd), x)
+    else:
+        axes = [layout.index("H"), layout.index("W")]
+        count = _grad_call("sum", _grad_call("ones_like", x), axis=axes, keepdims=True)
+    return [_div(_grad_call("broadcast_to_like", out_grad, x), count)]
+
+
+def _averaging_matrix(out: int, size: int) -> Array:
+    """``(out, size)``: row ``i`` averages adaptive pooling's window ``i`` of ``size`` rows."""
+    m = np.zeros((out, size))
+    for i in range(out):
+        lo, hi = i * size // out, -(-(i + 1) * size // out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+@gradient_rule("nn.adaptive_avg_pool2d")
+def _adaptive_avg_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # out = R_h @ x @ R_w.T per image (R the averaging matrices): dx = R_h.T @ g @ R_w
+    op = "nn.adaptive_avg_pool2d"
+    (x,) = call.args
+    if not carries_gradient(x):
+        return [None]
+    layout = _str_attr(call.attrs, "layout")
+    h, wd = _known_axes(x, layout, "HW", op)
+    oh, ow = _adaptive_output_size(op, call.attrs["output_size"], h, wd)
+    if (oh, ow) == (h, wd):
+        return [out_grad]
+    rows = _grad_call("cast_like", const(_averaging_matrix(oh, h)), x)
+    cols = _grad_call("cast_like", const(_averaging_matrix(ow, wd)), x)
+    spread_w = _grad_call("nn.matmul", _layout_to_nchw(out_grad, layout), cols)  # (n, c, oh, w)
+    spread = _grad_call("nn.matmul", spread_w, rows, transpose_a=True)  # (n, c, w, h)
+    return [_layout_from_nchw(_swap_last(spread, 4), layout)]
+
+
+def _fold_padding(g: Expr, ax: int, rank: int, n: int, before: int, after: int, mode: str) -> Expr:
+    """The adjoint of ``edge`` or ``reflect`` padding of one axis of extent ``n``: the middle
+    of ``g`` plus each padding's adjoint added where the padding copied from."""
+
+    def piece(lo: int, hi: int) -> Expr:
+        return _grad_call("strided_slice", g, begin=[lo], end=[hi], axes=[ax])
+
+    def place(e: Expr, lo: int, hi: int) -> Expr:
+        widths = [[0, 0] for _ in range(rank)]
+        widths[ax] = [lo, hi]
+        return _grad_call("nn.pad", e, const(np.asarray(0.0)), pad_width=widths)
+
+    out: Expr = piece(before, before + n)
+    for lo, hi, start in ((0, before, True), (before + n, before + n + after, False)):
+        if lo == hi:
+            continue
+        part = piece(lo, hi)
+        if mode == "edge":  # every element copies the first (last) one
+            summed = _grad_call("sum", part, axis=[ax], keepdims=True)
+            out = _add(out, place(summed, 0, n - 1) if start else place(summed, n - 1, 0))
+        else:  # reflect: the padding mirrors elements 1 .. before (n - 1 - after .. n - 2)
+            mirrored = _grad_call("reverse", part, axis=ax)
+            width = hi - lo
+            spots = (1, n - 1 - width) if start else (n - 1 - width, 1)
+            out = _add(out, place(mirrored, *spots))
+    return out
+
+
+@gradient_rule("nn.pad")
+def _pad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    x, value = call.args
+    if not carries_gradient(x):
+        return [None, None]
+    widths = _pad_widths(call.attrs["pad_width"])
+    mode = _str_attr(call.attrs, "pad_mode")
+    if mode == "constant":
+        zero, one = const(np.asarray(0.0)), const(np.asarray(1.0))
+        dx = _grad_call("nn.pad", out_grad, zero, pad_width=[[-b, -a] for b, a in widths])
+        if not carries_gradient(value):
+            return [dx, None]
+        padding = _grad_call("nn.pad", _zeros(x), one, pad_width=[list(p) for p in widths])
+        total = _grad_call("sum", _mul(out_grad, padding))
+        return [dx, _grad_call("cast_like", total, value)]
+    shape = _arg_type(x).shape
+    g: Expr = out_grad
+    for ax, (before, after) in enumerate(widths):
+        if before or after:
+            g = _fold_padding(g, ax, len(shape), _known(shape[ax], "nn.pad"), before, after, mode)
+    return [g, None]  # the value is not used
+
+
+@gradient_rule("nn.batch_flatten")
+def _batch_flatten_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [_grad_call("reshape_like", out_grad, call.args[0])]
+
+
+@gradient_rule("nn.batch_norm")
+def _batch_norm_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # out = (x - mean) * inv * gamma + beta with inv = (var + eps)^-1/2, per channel
+    x, gamma, _, mean, var = call.args
+    g, g_mean, g_var = _fields(out_grad, 3)
+    rank, ax = _channel_axis(call, x)
+    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
+    eps = call.attrs["epsilon"]
+    assert isinstance(eps, int | float)
+    shifted = _add(var, _scalar(float(eps), var))
+    inv = _grad_call("rsqrt", shifted)
+    slope = _mul(gamma, inv) if scale else inv  # d out / d x, per channel
+    xhat = _mul(_sub(x, _along(mean, ax, rank)), _along(inv, ax, rank))
+    g_sum = _per_channel(g, ax, rank)
+    g_xhat = _per_channel(_mul(g, xhat), ax, rank)
+    # d out / d var = -(x - mean) * gamma / 2 (var + eps)^3/2 = -xhat * gamma / 2 (var + eps)
+    var_slope = _div(_mul(_scalar(-0.5, var), _mul(gamma, g_xhat) if scale else g_xhat), shifted)
+    return [
+        _mul(g, _along(slope, ax, rank)),
+        g_xhat if scale else None,
+        g_sum if center else None,
+        _sub(g_mean, _mul(g_sum, slope)),
+        _add(g_var, var_slope),
+    ]
+
+
+@gradient_rule("nn.layer_norm")
+def _layer_norm_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # xhat = (x - mu) * inv along the axis; dx = inv * (dy - mean(dy) - xhat * mean(dy * xhat))
+    # with dy = g * gamma, the adjoint of xhat
+    x, gamma, _ = call.args
+    rank, ax = _channel_axis(call, x)
+    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
+    eps = call.attrs["epsilon"]
+    assert isinstance(eps, int | float)
+
+    def mean(e: Expr) -> Call:
+        return _grad_call("mean", e, axis=[ax], keepdims=True)
+
+    centered = _sub(x, mean(x))
+    var = mean(_mul(centered, centered))
+    inv = _grad_call("rsqrt", _add(var, _scalar(float(eps), x)))
+    xhat = _mul(centered, inv)
+    dy = _mul(out_grad, _along(gamma, ax, rank)) if scale else out_grad
+    dx = _mul(inv, _sub(_sub(dy, mean(dy)), _mul(xhat, mean(_mul(dy, xhat)))))
+    return [
+        dx,
+        _per_channel(_mul(out_grad, xhat), ax, rank) if scale else None,
+        _per_channel(out_grad, ax, rank) if center else None,
+    ]
+
+
+@gradient_rule("nn.dropout")
+def _dropout_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    (x,) = call.args
+    if not carries_gradient(x):
+        return [None]
+    g, _ = _fields(out_grad, 2)
+    return [_mul(g, TupleGetItem(call, 1))]  # the mask is an output, not a function of x
+
+
+def _batch_size(p: Expr) -> Expr:
+    """The extent of ``p``'s first axis as a rank-0 tensor of its dtype."""
+    batch = _arg_type(p).shape[0]
+    if isinstance(batch, int):
+        return _scalar(float(batch), p)
+    index = const(np.asarray(0, dtype=np.int32))
+    extent = _grad_call("take", _grad_call("shape_of", p), index, axis=0)
+    return _grad_call("cast_like", extent, p)
+
+
+@gradient_rule("nn.cross_entropy")
+def _cross_entropy_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # -sum(log(p) * t) / b: dp = -g t / (p b), dt = -g log(p) / b
+    p, t = call.args
+    scale = _grad_call("negative", _div(out_grad, _batch_size(p)))
+    return [_div(_mul(scale, t), p), _mul(scale, _grad_call("log", p))]
+
+
+@gradient_rule("nn.cross_entropy_with_logits")
+def _cross_entropy_with_logits_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # -sum(p * t) / b: dp = -g t / b, dt = -g p / b
+    p, t = call.args
+    scale = _grad_call("negative", _div(out_grad, _batch_size(p)))
+    return [_mul(scale, t), _mul(scale, p)]
+
+
+# -- JVP rules ------------------------------------------------------------------------------------
+#
+# The forward-mode counterparts of the gradient rules (the contract is in relay/op/registry.py),
+# with the same conventions at kinks and ties. Calls are built through the registry
+# (``_jvp_call``). Products (dense, matmul, batch_matmul, the convolutions, the losses) are
+# bilinear: the operator applied to (tangent, other) plus (one, tangent's other), with the same
+# attributes. The average poolings, pad, batch_flatten and the pooling gradients (in out_grad)
+# are linear, so they apply themselves to the tangent. max_pool2d takes the tangent at each
+# window's first maximum, as its gradient sends the adjoint there: a running comparison over
+# the window taps (strided slices of the data padded with -inf and of the tangent padded with
+# zeros), an exact composition. The normalizations differentiate their formulas:
+# layer_norm's d xhat = inv * (dc - xhat * mean(xhat * dc)) with dc = dx - mean(dx), and
+# batch_norm's (inference form) d xhat = (dx - d mean) * inv - xhat * d var / 2 (var + eps);
+# its 2nd and 3rd results are its moving statistics, whose tangents pass through.
+
+JvpTangents = list[Expr | None]
+
+
+def _jvp_call(name: str, *args: Expr, **attrs: object) -> Call:
+    opdef = get_op(name)
+    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
+
+
+def _jvp_type(e: Expr) -> TensorType:
+    ty = e._checked_type
+    if ty is None and isinstance(e, Var):
+        ty = e.type_annotation
+    if not isinstance(ty, TensorType):
+        raise CompileError(f"the JVP rule needs the tensor type of {e}, got {ty}")
+    return ty
+
+
+def _jvp_sum(*terms: Expr | None) -> Expr | None:
+    out: Expr | None = None
+    for t in terms:
+        if t is not None:
+            out = t if out is None else _jvp_call("add", out, t)
+    return out
+
+
+def _jvp_mul(a: Expr, b: Expr) -> Call:
+    return _jvp_call("multiply", a, b)
+
+
+def _jvp_scalar(value: float, like: Expr) -> Call:
+    return _jvp_call("cast_like", const(np.asarray(value, dtype=np.float64)), like)
+
+
+def _jvp_axis(op: str, call: Call, x: Expr) -> tuple[int, int]:
+    """The rank of ``x`` and the call's ``axis`` normalized for it."""
+    rank = len(_jvp_type(x).shape)
+    return rank, _norm_axis(op, _int_attr(call.attrs, "axis"), rank)
+
+
+def _jvp_along(p: Expr, ax: int, rank: int) -> Expr:
+    """The 1-d ``p`` of axis ``ax`` shaped to broadcast against a rank-``rank`` tensor."""
+    trailing = rank - ax - 1
+    return _jvp_call("expand_dims", p, axis=1, num_newaxis=trailing) if trailing else p
+
+
+def _bilinear_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    a, b = call.args
+    ta, tb = tangents
+    return _jvp_sum(
+        None if ta is None else Call(call.op, (ta, b), call.attrs),
+        None if tb is None else Call(call.op, (a, tb), call.attrs),
+    )
+
+
+jvp_rule(
+    "nn.dense",
+    "nn.matmul",
+    "nn.batch_matmul",
+    "nn.conv2d",
+    "nn.conv2d_transpose",
+    "nn.cross_entropy_with_logits",
+)(_bilinear_jvp)
+
+
+@jvp_rule(
+    "nn.avg_pool2d",
+    "nn.global_avg_pool2d",
+    "nn.adaptive_avg_pool2d",
+    "nn.batch_flatten",
+)
+def _nn_linear_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    (t,) = tangents
+    return None if t is None else Call(call.op, (t,), call.attrs)
+
+
+@jvp_rule("nn.max_pool2d_grad", "nn.avg_pool2d_grad")
+def _pool_grad_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # linear in out_grad; in data piecewise constant (max) or unused (avg)
+    t = tangents[0]
+    return None if t is None else Call(call.op, (t, call.args[1]), call.attrs)
+
+
+@jvp_rule("nn.pad")
+def _pad_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # linear in the data and the pad value together
+    x, value = call.args
+    tx, tv = tangents
+    if tx is None and tv is None:
+        return None
+    tx = _jvp_call("zeros_like", x) if tx is None else tx
+    tv = _jvp_call("zeros_like", value) if tv is None else tv
+    return Call(call.op, (tx, tv), call.attrs)
+
+
+@jvp_rule("nn.bias_add")
+def _bias_add_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    x, _ = call.args
+    tx, tb = tangents
+    if tb is None:
+        return tx
+    return Call(call.op, (_jvp_call("zeros_like", x) if tx is None else tx, tb), call.attrs)
+
+
+def _jvp_positive(x: Expr) -> Call:
+    return _jvp_call("greater", x, _jvp_call("zeros_like", x))
+
+
+@jvp_rule("nn.relu")
+def _relu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    (t,) = tangents
+    if t is None:
+        return None
+    return _jvp_call("where", _jvp_positive(call.args[0]), t, _jvp_call("zeros_like", t))
+
+
+@jvp_rule("nn.leaky_relu")
+def _leaky_relu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    (t,) = tangents
+    if t is None:
+        return None
+    x = call.args[0]
+    alpha = call.attrs["alpha"]
+    assert isinstance(alpha, int | float)
+    scaled = _jvp_mul(t, _jvp_scalar(float(alpha), x))
+    return _jvp_call("where", _jvp_positive(x), t, scaled)
+
+
+@jvp_rule("nn.prelu")
+def _prelu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    x, alpha = call.args
+    tx, ta = tangents
+    rank, ax = _jvp_axis("nn.prelu", call, x)
+    positive = _jvp_positive(x)
+    dx = None
+    if tx is not None:
+        dx = _jvp_call("where", positive, tx, _jvp_mul(tx, _jvp_along(alpha, ax, rank)))
+    da = None
+    if ta is not None:
+        slope = _jvp_mul(x, _jvp_along(ta, ax, rank))
+        da = _jvp_call("where", positive, _jvp_call("zeros_like", x), slope)
+    return _jvp_sum(dx, da)
+
+
+@jvp_rule("nn.gelu")
+def _gelu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # d/dx x * Phi(x) = Phi(x) + x * phi(x): the normal cdf and density
+    (t,) = tangents
+    if t is None:
+        return None
+    x = call.args[0]
+    erf = _jvp_call("erf", _jvp_mul(x, _jvp_scalar(1.0 / math.sqrt(2.0), x)))
+    cdf = _jvp_mul(_jvp_scalar(0.5, x), _jvp_call("add", _jvp_call("ones_like", x), erf))
+    half_sq = _jvp_mul(_jvp_scalar(-0.5, x), _jvp_mul(x, x))
+    pdf = _jvp_mul(_jvp_scalar(1.0 / math.sqrt(2.0 * math.pi), x), _jvp_call("exp", half_sq))
+    return _jvp_mul(t, _jvp_call("add", cdf, _jvp_mul(x, pdf)))
+
+
+def _jvp_axis_sum(call: Call, e: Expr) -> Call:
+    return _jvp_call("sum", e, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
+
+
+@jvp_rule("nn.softmax")
+def _softmax_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # s * (t - sum(s * t))
+    (t,) = tangents
+    if t is None:
+        return None
+    return _jvp_mul(call, _jvp_call("subtract", t, _jvp_axis_sum(call, _jvp_mul(call, t))))
+
+
+@jvp_rule("nn.log_softmax")
+def _log_softmax_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # t - sum(softmax * t), softmax = exp(log_softmax)
+    (t,) = tangents
+    if t is None:
+        return None
+    softmax = _jvp_call("exp", call)
+    return _jvp_call("subtract", t, _jvp_axis_sum(call, _jvp_mul(softmax, t)))
+
+
+@jvp_rule("nn.max_pool2d")
+def _max_pool2d_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    (t,) = tangents
+    if t is None:
+        return None
+    op = "nn.max_pool2d"
+    x = call.args[0]
+    attrs = call.attrs
+    layout = _str_attr(attrs, "layout")
+    hax, wax = layout.index("H"), layout.index("W")
+    shape = _jvp_type(x).shape
+    h, wd = shape[hax], shape[wax]
+    if not isinstance(h, int) or not isinstance(wd, int):
+        raise CompileError(f"the JVP of {op} needs a known height and width, got {shape}")
+    kh, kw = _pair(op, "pool_size", attrs["pool_size"])
+    sh, sw = _pair(op, "strides", attrs["strides"])
+    dh, dw = _pair(op, "dilation", attrs["dilation"])
+    pt, pl, pb, pr = _padding4(op, attrs["padding"])
+    ceil = bool(attrs["ceil_mode"])
+    oh, extra_h = _pool_axis(op, "height", h, kh, sh, dh, pt, pb, ceil)
+    ow, extra_w = _pool_axis(op, "width", wd, kw, sw, dw, pl, pr, ceil)
+    widths = [[0, 0] for _ in range(4)]
+    widths[hax], widths[wax] = [pt, pb + extra_h], [pl, pr + extra_w]
+    data: Expr = x
+    tangent: Expr = t
+    if any(w != [0, 0] for w in widths):
+        data = _jvp_call("nn.pad", x, const(np.asarray(-np.inf)), pad_width=widths)
+        tangent = _jvp_call("nn.pad", t, const(np.asarray(0.0)), pad_width=widths)
+    # a running maximum over the taps; a later tap wins only when strictly greater, so ties
+    # keep the first maximum's tangent (the gradient's convention)
+    best: Expr | None = None
+    out: Expr | None = None
+    for a in range(kh):
+        for b in range(kw):
+            window = {
+                "begin": [a * dh, b * dw],
+                "end": [a * dh + sh * (oh - 1) + 1, b * dw + sw * (ow - 1) + 1],
+                "strides": [sh, sw],
+                "axes": [hax, wax],
+            }
+            value = _jvp_call("strided_slice", data, **window)
+            tap = _jvp_call("strided_slice", tangent, **window)
+            if best is None or out is None:
+                best, out = value, tap
+                continue
+            wins = _jvp_call("greater", value, best)
+            out = _jvp_call("where", wins, tap, out)
+            if (a, b) != (kh - 1, kw - 1):
+                best = _jvp_call("maximum", best, value)
+    return out
+
+
+@jvp_rule("nn.layer_norm")
+def _layer_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    x, gamma, _ = call.args
+    tx, tg, tb = tangents
+    rank, ax = _jvp_axis("nn.layer_norm", call, x)
+    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
+    eps = call.attrs["epsilon"]
+    assert isinstance(eps, int | float)
+
+    def mean(e: Expr) -> Call:
+        return _jvp_call("mean", e, axis=[ax], keepdims=True)
+
+    centered = _jvp_call("subtract", x, mean(x))
+    var = mean(_jvp_mul(centered, centered))
+    inv = _jvp_call("rsqrt", _jvp_call("add", var, _jvp_scalar(float(eps), x)))
+    xhat = _jvp_mul(centered, inv)
+    d_out: Expr | None = None
+    if tx is not None:
+        dc = _jvp_call("subtract", tx, mean(tx))
+        spread = _jvp_mul(xhat, mean(_jvp_mul(xhat, dc)))
+        d_xhat = _jvp_mul(inv, _jvp_call("subtract", dc, spread))
+        d_out = _jvp_mul(d_xhat, _jvp_along(gamma, ax, rank)) if scale else d_xhat
+    if scale and tg is not None:
+        d_out = _jvp_sum(d_out, _jvp_mul(xhat, _jvp_along(tg, ax, rank)))
+    if center and tb is not None:
+        shift = _jvp_along(tb, ax, rank)
+        d_out = (
+            _jvp_call("broadcast_to_like", shift, x) if d_out is None else _jvp_sum(d_out, shift)
+        )
+    return d_out
+
+
+@jvp_rule("nn.batch_norm")
+def _batch_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # out = xhat * gamma + beta with xhat = (x - mean) * inv, inv = (var + eps)^-1/2 per
+    # channel: d xhat = (dx - d mean) * inv - xhat * d var / 2 (var + eps)
+    x, gamma, _, mean, var = call.args
+    tx, tg, tb, t_mean, t_var = tangents
+    rank, ax = _jvp_axis("nn.batch_norm", call, x)
+    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
+    eps = call.attrs["epsilon"]
+    assert isinstance(eps, int | float)
+
+    def along(p: Expr) -> Expr:
+        return _jvp_along(p, ax, rank)
+
+    shifted = _jvp_call("add", var, _jvp_scalar(float(eps), var))
+    inv = along(_jvp_call("rsqrt", shifted))
+    xhat = _jvp_mul(_jvp_call("subtract", x, along(mean)), inv)
+    d_mean = None if t_mean is None else _jvp_call("negative", along(t_mean))
+    d_centered = _jvp_sum(tx, d_mean)
+    d_inv = None
+    if t_var is not None:
+        d_inv = along(_jvp_mul(_jvp_scalar(-0.5, var), _jvp_call("divide", t_var, shifted)))
+    d_xhat = _jvp_sum(
+        None if d_centered is None else _jvp_mul(d_centered, inv),
+        None if d_inv is None else _jvp_mul(xhat, d_inv),
+    )
+    if scale and d_xhat is not None:
+        d_xhat = _jvp_mul(d_xhat, along(gamma))
+    d_gamma = None if not scale or tg is None else _jvp_mul(xhat, along(tg))
+    d_beta = None if not center or tb is None else along(tb)
+    d_out = _jvp_sum(d_xhat, d_gamma, d_beta)
+    if d_out is None:  # no tangent reaches the result (and the statistics have none)
+        return None
+    if tx is None and d_inv is None and d_gamma is None:
+        d_out = _jvp_call("broadcast_to_like", d_out, x)  # per-channel terms only
+    return Tuple(
+        (
+            d_out,
+            _jvp_call("zeros_like", mean) if t_mean is None else t_mean,
+            _jvp_call("zeros_like", var) if t_var is None else t_var,
+        )
+    )
+
+
+@jvp_rule("nn.dropout")
+def _dropout_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # the inference identity: the tangent times the (all ones) mask; the mask's tangent is 0
+    (t,) = tangents
+    if t is None:
+        return None
+    mask = TupleGetItem(call, 1)
+    return Tuple((_jvp_mul(t, mask), _jvp_call("zeros_like", mask)))
+
+
+@jvp_rule("nn.cross_entropy")
+def _cross_entropy_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # -sum(log(p) * t) / b: linear in t; in p, d log(p) = dp / p, which
+    # cross_entropy_with_logits (-sum(p * t) / b) applies to
+    p, target = call.args
+    tp, tt = tangents
+    return _jvp_sum(
+        None
+        if tp is None
+        else _jvp_call("nn.cross_entropy_with_logits", _jvp_call("divide", tp, p), target),
+        None if tt is None else Call(call.op, (p, tt), call.attrs),
+    )

@@ -54,6 +54,7 @@ from relay.op.registry import (
     attr,
     get_op,
     gradient_rule,
+    jvp_rule,
     non_differentiable,
     register_op,
 )
@@ -749,3 +750,80 @@ def _variance_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
 
 
 non_differentiable("argmax", "argmin", reason="its result is an integer index")
+
+
+# ---- JVP rules ----------------------------------------------------------------------------------
+#
+# The forward-mode counterparts of the gradient rules above (the contract is in
+# relay/op/registry.py): ``sum`` and ``mean`` are linear, so they reduce the tangent; the others
+# reduce, with ``sum`` over the same axes (the call's own ``axis``, ``keepdims`` and
+# ``exclude``), the tangent times the weights their gradient spreads: the share of each tied
+# extreme (the tangent of a max is the mean of the tangents at its tied positions), ``prod / x``,
+# the softmax, ``2 (x - m) / N``.
+
+
+def _reduce_like(call: Call, value: Expr) -> Call:
+    """``value`` (of the data's shape) summed over the axes ``call`` reduces, as it does."""
+    opdef = get_op("sum")
+    attrs: dict[str, object] = {k: call.attrs[k] for k in ("axis", "keepdims", "exclude")}
+    return Call(opdef.op, (value,), opdef.validate_attrs(attrs))
+
+
+@jvp_rule("sum", "mean")
+def _linear_reduce_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (t,) = tangents
+    return None if t is None else Call(call.op, (t,), call.attrs)
+
+
+@jvp_rule("max", "min")
+def _extreme_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (t,) = tangents
+    if t is None:
+        return None
+    x = call.args[0]
+    hit = _grad_call("cast_like", _grad_call("equal", x, _spread(call, call)), x)
+    share = _grad_call("divide", hit, _sum_kept(call, hit))
+    return _reduce_like(call, _grad_call("multiply", share, t))
+
+
+@jvp_rule("prod")
+def _prod_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (t,) = tangents
+    if t is None:
+        return None
+    others = _grad_call("divide", _spread(call, call), call.args[0])
+    return _reduce_like(call, _grad_call("multiply", others, t))
+
+
+@jvp_rule("logsumexp")
+def _logsumexp_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (t,) = tangents
+    if t is None:
+        return None
+    x = call.args[0]
+    softmax = _grad_call("exp", _grad_call("subtract", x, _spread(call, call)))
+    return _reduce_like(call, _grad_call("multiply", softmax, t))
+
+
+@jvp_rule("variance")
+def _variance_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    # var = sum((x - m)^2) / N: d var = sum(2 (x - m) (dx - dm)) / N
+    x, m = call.args
+    tx, tm = tangents
+    if tx is None and tm is None:
+        return None
+    diff_t: Expr
+    if tx is None:
+        assert tm is not None
+        diff_t = _grad_call("negative", tm)
+    elif tm is None:
+        diff_t = tx
+    else:
+        diff_t = _grad_call("subtract", tx, tm)
+    count = _reduced_count(call, x)
+    if call.attrs["unbiased"]:
+        count = _grad_call("subtract", count, _grad_call("ones_like", count))
+    two = _grad_call("cast_like", const(np.array(2.0)), x)
+    diff = _grad_call("subtract", x, m)
+    scale = _grad_call("divide", _grad_call("multiply", two, diff), count)
+    return _reduce_like(call, _grad_call("multiply", scale, diff_t))

@@ -293,16 +293,48 @@ def gradient_rule(*names: str) -> Callable[[GradientRule], GradientRule]:
 
 
 def non_differentiable(*names: str, reason: str) -> None:
-    """Mark ``names`` as having no gradient: AD that needs one raises
-    :class:`MissingRuleError` naming the operator and ``reason``."""
+    """Mark ``names`` as having no derivative: reverse- or forward-mode AD that needs their
+    gradient or JVP rule raises :class:`MissingRuleError` naming the operator and ``reason``."""
 
     for name in names:
 
-        def rule(call: Any, out_grad: Any, _name: str = name) -> Any:
+        def rule(call: Any, _seed: Any, _name: str = name) -> Any:
+            # one rule serves both slots: the second argument is the output adjoint
+            # (gradient) or the argument tangents (JVP), unused either way
             raise MissingRuleError(
                 f"cannot differentiate through {_name}: {reason}", getattr(call, "span", None)
             )
 
         opdef = get_op(name)
         opdef.gradient = rule
+        opdef.jvp = rule
         opdef.extra["non_differentiable"] = reason
+
+
+# -- JVP rules -----------------------------------------------------------------------------------
+#
+# A JVP (forward-mode) rule is ``rule(call, tangents) -> tangent of the result``: ``call`` is the
+# primal call (its arguments are the primal inputs, with ``checked_type`` set; ``call`` itself
+# stands for the primal output; ``call.attrs`` are its attributes), ``tangents`` a list with one
+# entry per argument: an expression of that argument's type holding its tangent (for a tuple
+# argument, an expression of the tuple type), or None when the tangent is zero (integer inputs,
+# constants). The rule returns the result's tangent as an expression of the result's type (for
+# a tuple result, an expression of the tuple type, e.g. a Tuple of the fields' tangents with
+# ``zeros_like`` where a field's is zero), or None when it is zero. Forward-mode AD calls a rule
+# only when at least one tangent is not None and the result contains a floating-point tensor.
+# Linear operators apply themselves to the tangents; the others multiply by their derivative,
+# with the same conventions at kinks and ties as their gradient rule, so that a JVP and the
+# gradient are transposes of each other: <ct, J v> == <J^T ct, v>.
+
+JvpRule = Callable[..., Any]
+
+
+def jvp_rule(*names: str) -> Callable[[JvpRule], JvpRule]:
+    """Register the decorated function as the JVP rule of the operators ``names``."""
+
+    def wrap(rule: JvpRule) -> JvpRule:
+        for name in names:
+            get_op(name).jvp = rule
+        return rule
+
+    return wrap

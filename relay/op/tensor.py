@@ -17,7 +17,14 @@ import numpy as np
 from relay.ir.attrs import Attrs
 from relay.ir.expr import Call, Expr, Var
 from relay.ir.types import IncompleteType, TensorType, Type
-from relay.op.registry import OpPattern, get_op, gradient_rule, non_differentiable, register_op
+from relay.op.registry import (
+    OpPattern,
+    get_op,
+    gradient_rule,
+    jvp_rule,
+    non_differentiable,
+    register_op,
+)
 from relay.typecheck.relation import (
     RelationError,
     RelationFunc,
@@ -338,3 +345,145 @@ non_differentiable(
 non_differentiable(
     "logical_and", "logical_or", "logical_xor", "logical_not", reason="its result is bool"
 )
+
+
+# -- JVP rules -----------------------------------------------------------------------------------
+#
+# The forward-mode counterparts of the gradient rules above (the contract is in
+# relay/op/registry.py): each rule multiplies the argument tangents by the same derivatives,
+# with the same conventions at kinks and ties, so that it is the transpose of the gradient
+# rule. A tangent of an argument smaller than the result is broadcast to the result's shape
+# (``jvp_fit``), which the gradient undoes with ``collapse_sum_like``.
+
+
+def _known_type(e: Expr) -> Type | None:
+    ty = e._checked_type
+    if ty is None and isinstance(e, Var):
+        ty = e.type_annotation
+    return ty
+
+
+def jvp_fit(tangent: Expr, arg: Expr, call: Expr) -> Expr:
+    """``tangent`` (of ``arg``'s type) broadcast to the shape of ``call``'s result, unless
+    ``arg`` is known to have that shape already."""
+    arg_ty, out_ty = _known_type(arg), _known_type(call)
+    if (
+        isinstance(arg_ty, TensorType)
+        and isinstance(out_ty, TensorType)
+        and arg_ty.shape == out_ty.shape
+    ):
+        return tangent
+    return _call("broadcast_to_like", tangent, call)
+
+
+def jvp_sum(*terms: Expr | None) -> Expr | None:
+    """The sum of the terms that are not None (None when all are: a zero tangent). Terms
+    must have one shape, or broadcast to the result's."""
+    out: Expr | None = None
+    for t in terms:
+        if t is not None:
+            out = t if out is None else _call("add", out, t)
+    return out
+
+
+def _scale(tangent: Expr | None, factor: Expr) -> Expr | None:
+    return None if tangent is None else _call("multiply", tangent, factor)
+
+
+@jvp_rule("add")
+def _add_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (a, b), (ta, tb) = call.args, tangents
+    if ta is not None and tb is not None:
+        return _call("add", ta, tb)
+    if ta is not None:
+        return jvp_fit(ta, a, call)
+    assert tb is not None
+    return jvp_fit(tb, b, call)
+
+
+@jvp_rule("subtract")
+def _subtract_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (a, b), (ta, tb) = call.args, tangents
+    if ta is not None and tb is not None:
+        return _call("subtract", ta, tb)
+    if ta is not None:
+        return jvp_fit(ta, a, call)
+    assert tb is not None
+    return jvp_fit(_call("negative", tb), b, call)
+
+
+@jvp_rule("multiply")
+def _multiply_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (a, b), (ta, tb) = call.args, tangents
+    return jvp_sum(_scale(ta, b), _scale(tb, a))
+
+
+@jvp_rule("divide")
+def _divide_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    # d(a / b) = (da - (a / b) db) / b
+    (_, b), (ta, tb) = call.args, tangents
+    db = None if tb is None else _call("negative", _call("multiply", call, tb))
+    top = jvp_sum(ta, db)
+    return None if top is None else _call("divide", top, b)
+
+
+@jvp_rule("power")
+def _power_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    # the gradient rule's derivatives: b * a**(b - 1) (0 where b == 0) and a**b * log(a)
+    # (log(0) taken as 0)
+    (a, b), (ta, tb) = call.args, tangents
+    da = None
+    if ta is not None:
+        b_zero = _call("equal", b, _zeros(b))
+        slope = _call("multiply", b, _call("power", a, _call("subtract", b, _call("ones_like", b))))
+        da = _call("multiply", ta, _call("where", b_zero, _zeros(slope), slope))
+    db = None
+    if tb is not None:
+        safe_a = _call("where", _call("equal", a, _zeros(a)), _call("ones_like", a), a)
+        db = _call("multiply", tb, _call("multiply", call, _call("log", safe_a)))
+    return jvp_sum(da, db)
+
+
+def _extreme_jvp(first_wins: str) -> Callable[[Call, list[Expr | None]], Expr | None]:
+    # the gradient's convention: a tie takes the first argument's tangent
+    def rule(call: Call, tangents: list[Expr | None]) -> Expr | None:
+        (a, b), (ta, tb) = call.args, tangents
+        first = _call(first_wins, a, b)
+        return _call(
+            "where",
+            first,
+            _zeros(a) if ta is None else ta,
+            _zeros(b) if tb is None else tb,
+        )
+
+    return rule
+
+
+jvp_rule("maximum")(_extreme_jvp("greater_equal"))
+jvp_rule("minimum")(_extreme_jvp("less_equal"))
+
+
+def _mod_jvp(rounding: str) -> Callable[[Call, list[Expr | None]], Expr | None]:
+    # mod(a, b) = a - q * b with q piecewise constant: d = da - q * db
+    def rule(call: Call, tangents: list[Expr | None]) -> Expr | None:
+        (a, b), (ta, tb) = call.args, tangents
+        if tb is None:
+            assert ta is not None
+            return jvp_fit(ta, a, call)
+        q = _call(rounding, _call("divide", a, b))
+        qdb = _call("multiply", q, tb)
+        if ta is None:
+            return _call("negative", qdb)
+        return _call("subtract", ta, qdb)
+
+    return rule
+
+
+jvp_rule("mod")(_mod_jvp("trunc"))
+jvp_rule("floor_mod")(_mod_jvp("floor"))
+
+
+@jvp_rule("negative")
+def _negative_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (t,) = tangents
+    return None if t is None else _call("negative", t)

@@ -91,6 +91,7 @@ from relay.op.registry import (
     attr,
     get_op,
     gradient_rule,
+    jvp_rule,
     non_differentiable,
     register_op,
 )
@@ -2147,3 +2148,49 @@ def _one_hot_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
 
 
 non_differentiable("shape_of", reason="its result is the integer shape of its input")
+
+
+# ---- JVP rules ----------------------------------------------------------------------------------
+#
+# The forward-mode counterparts of the gradient rules above (the contract is in
+# relay/op/registry.py). Every operator here is linear in its data, so its tangent is the
+# operator applied to the data's tangent with the same attributes; the arguments that give
+# only a shape or the indices (``reshape_like``'s second, ``take``'s indices...) are passed on
+# as they are, and ``one_hot`` is linear in its two fill values together.
+
+
+@jvp_rule(
+    "reshape",
+    "transpose",
+    "expand_dims",
+    "squeeze",
+    "broadcast_to",
+    "concatenate",
+    "stack",
+    "split",
+    "strided_slice",
+    "repeat",
+    "tile",
+    "reverse",
+    "layout_transform",
+)
+def _linear_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    (t,) = tangents
+    return None if t is None else Call(call.op, (t,), call.attrs)
+
+
+@jvp_rule("reshape_like", "broadcast_to_like", "collapse_sum_like", "take")
+def _linear_in_first_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    t = tangents[0]
+    return None if t is None else Call(call.op, (t, *call.args[1:]), call.attrs)
+
+
+@jvp_rule("one_hot")
+def _one_hot_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    indices, on, off = call.args
+    _, t_on, t_off = tangents
+    if t_on is None and t_off is None:
+        return None
+    t_on = _zeros_like(on) if t_on is None else t_on
+    t_off = _zeros_like(off) if t_off is None else t_off
+    return Call(call.op, (indices, t_on, t_off), call.attrs)

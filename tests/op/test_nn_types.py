@@ -37,12 +37,17 @@ NN_OPS = [name for name in list_ops() if name.startswith("nn.")]
 
 
 def test_every_nn_operator_has_a_relation_documented_in_one_line() -> None:
-    assert len(NN_OPS) == 23
+    assert len(NN_OPS) == 25
     for name in NN_OPS:
         rel = get_op(name).type_relation
         assert rel is not None, name
         doc = rel.__doc__
         assert doc is not None and "\n" not in doc and doc.endswith("."), (name, doc)
+
+
+def _halved(d: TypeVar) -> dim.Dim:
+    """``(d - 2) // 2 + 1``: an extent pooled by windows of 2 with stride 2."""
+    return dim.add(dim.floordiv(dim.sub(d, 2), 2), 1)
 
 
 # ---- result types -------------------------------------------------------------------------------
@@ -291,6 +296,25 @@ RESULTS: list[tuple[str, list[Type], dict[str, object], str]] = [
         "Tensor[(n, 3, 4, 4), float32]",
     ),
     ("nn.adaptive_avg_pool2d", [T(n, 3, h, w)], {}, "Tensor[(n, 3, h, w), float32]"),
+    # pooling gradients: out_grad has the pooled type, the result the data's
+    (
+        "nn.max_pool2d_grad",
+        [T(1, 3, 4, 4), T(1, 3, 7, 7)],
+        {"pool_size": 2, "strides": 2, "ceil_mode": True},
+        "Tensor[(1, 3, 7, 7), float32]",
+    ),
+    (
+        "nn.max_pool2d_grad",
+        [T(n, _halved(h), _halved(w), c), T(n, h, w, c)],
+        {"pool_size": 2, "strides": 2, "layout": "NHWC"},
+        "Tensor[(n, h, w, c), float32]",
+    ),
+    (
+        "nn.avg_pool2d_grad",
+        [T(1, 3, 8, 6, dtype="float64"), T(1, 3, 9, 9, dtype="float64")],
+        {"pool_size": 3, "dilation": 2, "padding": [1, 0, 2, 1], "count_include_pad": True},
+        "Tensor[(1, 3, 9, 9), float64]",
+    ),
     (
         "nn.adaptive_avg_pool2d",
         [T(n, 3, 5, 6)],
@@ -836,6 +860,32 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
         [T(1, 1, 2, 2, dtype="bool")],
         {"pool_size": 1},
         "nn.avg_pool2d: data must be a numeric tensor, got Tensor[(1, 1, 2, 2), bool]",
+    ),
+    (
+        "nn.max_pool2d_grad",
+        [T(1, 3, 4, 4), T(1, 3, 8, 8)],
+        {"pool_size": 2, "strides": 2, "padding": 1},
+        "nn.max_pool2d_grad: out_grad must have the pooled data's type "
+        "Tensor[(1, 3, 5, 5), float32], got Tensor[(1, 3, 4, 4), float32]",
+    ),
+    (
+        "nn.max_pool2d_grad",
+        [T(1, 3, 4, 4, dtype="float64"), T(1, 3, 8, 8)],
+        {"pool_size": 2, "strides": 2},
+        "nn.max_pool2d_grad: out_grad must have the pooled data's type "
+        "Tensor[(1, 3, 4, 4), float32], got Tensor[(1, 3, 4, 4), float64]",
+    ),
+    (
+        "nn.avg_pool2d_grad",
+        [T(1, 3, 4, 4, dtype="int32"), T(1, 3, 8, 8, dtype="int32")],
+        {"pool_size": 2, "strides": 2},
+        "nn.avg_pool2d_grad: data must be a floating-point tensor, got Tensor[(1, 3, 8, 8), int32]",
+    ),
+    (
+        "nn.avg_pool2d_grad",
+        [T(1, 3, 4, 4), T(1, 3, 8, 8)],
+        {"pool_size": 2, "layout": "NHWC", "out_layout": "NCHW"},
+        "nn.avg_pool2d_grad: out_layout NCHW differs from layout NHWC",
     ),
     (
         "nn.avg_pool2d",

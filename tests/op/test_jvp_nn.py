@@ -1,0 +1,232 @@
+"""JVP rules of the neural-network (nn) family against central differences and the gradients.
+
+Every gradient case of tests/op/test_gradients_nn.py is also a JVP case (with a tangent for
+every float argument, including those the result does not depend on); ties, the mixed
+precision products and the tuple results are checked on their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+from relay.ir.expr import Call, Function, Op, Var
+from relay.ir.types import TensorType
+from relay.op.registry import get_op
+from relay.testing import check_op_jvp
+from relay.typecheck.checker import infer_type
+from tests.op.test_gradients_nn import CASES, _conv_setups, _positive, _x
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "attrs"),
+    [c[:3] for c in CASES],
+    ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)],
+)
+def test_jvp_matches_finite_differences(
+    op: str, args: list[np.ndarray], attrs: dict[str, object]
+) -> None:
+    check_op_jvp(op, args, attrs)
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "attrs", "wrt"),
+    [
+        ("nn.bias_add", [_x(2, 3, 4), _x(3)], {}, [1]),
+        ("nn.prelu", [_x(2, 3, 4), _x(3)], {}, [1]),
+        ("nn.pad", [_x(3, 4), np.array(0.5)], {"pad_width": [[1, 2], [0, 3]]}, [1]),
+        ("nn.layer_norm", [_x(2, 3, 4), _x(4), _x(4)], {}, [2]),
+        ("nn.layer_norm", [_x(2, 3, 4), _x(4), _x(4)], {}, [1]),
+        ("nn.batch_norm", [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)], {}, [2]),
+        ("nn.batch_norm", [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)], {}, [3]),
+        ("nn.batch_norm", [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)], {}, [4]),
+        ("nn.batch_norm", [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)], {}, [1, 3]),
+        ("nn.dense", [_x(3, 4), _x(5, 4)], {}, [1]),
+        ("nn.conv2d", [_x(1, 2, 5, 5), _x(3, 2, 3, 3)], {"padding": 1}, [1]),
+        ("nn.cross_entropy", [_positive(3, 4), _x(3, 4)], {}, [0]),
+    ],
+)
+def test_a_tangent_of_a_parameter_alone(
+    op: str, args: list[np.ndarray], attrs: dict[str, object], wrt: list[int]
+) -> None:
+    got = check_op_jvp(op, args, attrs, wrt=wrt)
+    assert got is not None
+
+
+def test_unused_parameters_give_a_zero_tangent() -> None:
+    args = [_x(2, 3), _x(3), _x(3), _x(3), _positive(3)]
+    attrs = {"center": False, "scale": False}
+    got = check_op_jvp("nn.batch_norm", args, attrs, wrt=[1, 2])
+    assert got is None
+    assert check_op_jvp("nn.layer_norm", [_x(3, 4), _x(4), _x(4)], attrs, wrt=[1, 2]) is None
+    avg = {"pool_size": 2, "strides": 2}
+    assert (
+        check_op_jvp("nn.avg_pool2d_grad", [_x(1, 1, 2, 2), _x(1, 1, 4, 4)], avg, wrt=[1]) is None
+    )
+
+
+def test_batch_norm_passes_the_tangents_of_its_statistics_through() -> None:
+    args = [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)]
+    out, d_mean, d_var = check_op_jvp("nn.batch_norm", args, {}, seed=3)
+    rng = np.random.default_rng(3)
+    tangents = [rng.standard_normal(a.shape) for a in args]
+    np.testing.assert_array_equal(d_mean, tangents[3])
+    np.testing.assert_array_equal(d_var, tangents[4])
+    assert out.shape == (2, 3, 4)
+
+
+def test_dropout_gives_a_zero_tangent_to_its_mask() -> None:
+    t, mask = check_op_jvp("nn.dropout", [_x(3, 4)], {"rate": 0.5}, seed=1)
+    np.testing.assert_array_equal(mask, np.zeros((3, 4)))
+    np.testing.assert_array_equal(t, np.random.default_rng(1).standard_normal((3, 4)))
+
+
+def test_max_pool_takes_the_tangent_of_each_windows_first_maximum() -> None:
+    # finite differences are not defined at a tie; the gradient sends the whole adjoint to
+    # the first maximum in window order, so the JVP reads the tangent there
+    data = np.array([[[[1.0, 1.0, 0.0], [1.0, 0.0, 2.0], [2.0, 2.0, 0.0]]]])
+    attrs = {"pool_size": [2, 2]}
+    got = check_op_jvp("nn.max_pool2d", [data], attrs, numeric=False, seed=2)
+    t = np.random.default_rng(2).standard_normal(data.shape)[0, 0]
+    want = np.array([[t[0, 0], t[1, 2]], [t[2, 0], t[1, 2]]])
+    np.testing.assert_array_equal(got[0, 0], want)
+    # with padding (-inf) and a window wholly in it (ceil mode), and NHWC
+    padded = {"pool_size": [2, 2], "padding": [1, 0, 0, 1], "strides": 2, "ceil_mode": True}
+    nchw = check_op_jvp("nn.max_pool2d", [data], padded, numeric=False, seed=2)
+    nhwc = {**padded, "layout": "NHWC"}
+    moved = check_op_jvp("nn.max_pool2d", [data.transpose(0, 2, 3, 1)], nhwc, numeric=False, seed=2)
+    np.testing.assert_array_equal(moved.transpose(0, 3, 1, 2), nchw)
+    # a window wholly in the padding is -inf whatever the data: a zero tangent
+    edge = check_op_jvp("nn.max_pool2d", [data], {"pool_size": 1, "padding": [0, 0, 1, 0]})
+    np.testing.assert_array_equal(edge[0, 0, 3], np.zeros(3))
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "attrs"),
+    [
+        ("nn.relu", [np.array([[1, -2], [3, 0]], dtype=np.int32)], {}),
+        ("nn.dense", [np.ones((2, 3), np.int8), np.ones((4, 3), np.int8)], {"out_dtype": "int32"}),
+        ("nn.conv2d", [_x(1, 2, 4, 4), _x(2, 2, 3, 3)], {"out_dtype": "int32"}),
+    ],
+)
+def test_no_rule_is_called_for_integer_inputs_or_results(
+    op: str, args: list[np.ndarray], attrs: dict[str, object]
+) -> None:
+    assert check_op_jvp(op, args, attrs) is None
+
+
+@pytest.mark.parametrize(
+    ("op", "shapes"),
+    [
+        ("nn.dense", [(2, 3), (4, 3)]),
+        ("nn.matmul", [(2, 3), (3, 4)]),
+        ("nn.batch_matmul", [(2, 2, 3), (1, 3, 4)]),
+        ("nn.conv2d", [(1, 2, 5, 5), (3, 2, 3, 3)]),
+        ("nn.conv2d_transpose", [(1, 2, 3, 3), (2, 3, 3, 3)]),
+    ],
+)
+def test_mixed_precision_tangents_have_the_result_dtype(
+    op: str, shapes: list[tuple[int, ...]]
+) -> None:
+    # float16 inputs with a float32 result: the tangent is float32 too
+    args = [_x(*s).astype(np.float16) for s in shapes]
+    got = check_op_jvp(op, args, {"out_dtype": "float32"}, numeric=False, transpose=False)
+    assert got is not None and got.dtype == np.float32
+
+
+def test_float32_tangents_have_float32_types() -> None:
+    rng = np.random.default_rng(3)
+    cases: list[tuple[str, list[np.ndarray], dict[str, object]]] = [
+        ("nn.conv2d", [rng.standard_normal((1, 2, 5, 5)), rng.standard_normal((2, 2, 3, 3))], {}),
+        ("nn.layer_norm", [rng.standard_normal((2, 3)), np.ones(3), np.zeros(3)], {}),
+        ("nn.gelu", [rng.standard_normal((2, 3))], {}),
+        ("nn.max_pool2d", [rng.standard_normal((1, 2, 4, 4))], {"pool_size": 2, "padding": 1}),
+        ("nn.adaptive_avg_pool2d", [rng.standard_normal((1, 2, 5, 4))], {"output_size": 2}),
+    ]
+    for op, args, attrs in cases:
+        f32 = [a.astype(np.float32) for a in args]
+        got = check_op_jvp(op, f32, attrs, rtol=1e-3, atol=1e-4)
+        assert got is not None and got.dtype == np.float32, op
+
+
+def test_the_pass_contract_typed_arguments_and_a_primal_stand_in() -> None:
+    # the rule reads the arguments' checked types and may refer to the call as the output
+    x = Var("x", TensorType((2, 3), "float64"))
+    call = Call(Op.get("nn.softmax"), (x,), get_op("nn.softmax").validate_attrs({}))
+    infer_type(Function((x,), call))
+    t = Var("t", TensorType((2, 3), "float64"))
+    tangent = get_op("nn.softmax").rule("jvp")(call, [t])
+    fn = Function((x, t), tangent)
+    infer_type(fn)
+    assert fn.checked_type.ret_type == x.type_annotation  # type: ignore[attr-defined]
+
+
+# -- random shapes ----------------------------------------------------------------------------------
+
+_small = st.integers(1, 3)
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.lists(_small, min_size=1, max_size=3).map(tuple), data=st.data())
+def test_random_activations_and_normalizations(shape: tuple[int, ...], data: st.DataObject) -> None:
+    seed = data.draw(st.integers(0, 1000))
+    x = _x(*shape, seed=seed)
+    ax = data.draw(st.integers(-len(shape), len(shape) - 1))
+    c = shape[ax]
+    for op in ("nn.relu", "nn.gelu"):
+        check_op_jvp(op, [x], {})
+    check_op_jvp("nn.leaky_relu", [x], {"alpha": data.draw(st.floats(-2.0, 2.0))})
+    check_op_jvp("nn.softmax", [x], {"axis": ax})
+    check_op_jvp("nn.log_softmax", [x], {"axis": ax})
+    check_op_jvp("nn.bias_add", [x, _x(c, seed=seed + 1)], {"axis": ax})
+    check_op_jvp("nn.prelu", [x, _x(c, seed=seed + 2)], {"axis": ax})
+    params = [_x(c, seed=seed + 3), _x(c, seed=seed + 4)]
+    if c > 1:  # a single element normalizes to 0 whatever it is
+        check_op_jvp("nn.layer_norm", [x, *params], {"axis": ax})
+    stats = [_x(c, seed=seed + 5), _positive(c, seed=seed)]
+    check_op_jvp("nn.batch_norm", [x, *params, *stats], {"axis": ax})
+
+
+@settings(max_examples=15, deadline=None)
+@given(setup=_conv_setups())
+def test_random_convolutions(setup: tuple[str, list[np.ndarray], dict[str, object]]) -> None:
+    op, args, attrs = setup
+    reference = get_op(op).reference
+    assert reference is not None
+    try:
+        reference(*args, **dict(get_op(op).validate_attrs(attrs).items()))
+    except ValueError:
+        assume(False)
+    check_op_jvp(op, args, attrs)
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_random_pools(data: st.DataObject) -> None:
+    layout = data.draw(st.sampled_from(["NCHW", "NHWC"]))
+    h, w = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 6))
+    shape = (1, 2, h, w) if layout == "NCHW" else (1, h, w, 2)
+    x = _x(*shape, seed=data.draw(st.integers(0, 100)))
+    attrs: dict[str, Any] = {
+        "pool_size": [data.draw(_small), data.draw(_small)],
+        "strides": [data.draw(_small), data.draw(_small)],
+        "dilation": [data.draw(st.integers(1, 2)), data.draw(st.integers(1, 2))],
+        "padding": [data.draw(st.integers(0, 1)) for _ in range(4)],
+        "ceil_mode": data.draw(st.booleans()),
+        "layout": layout,
+    }
+    reference = get_op("nn.max_pool2d").reference
+    assert reference is not None
+    try:
+        pooled = reference(x, **dict(get_op("nn.max_pool2d").validate_attrs(attrs).items()))
+    except ValueError:
+        assume(False)
+        return
+    check_op_jvp("nn.max_pool2d", [x], attrs)
+    check_op_jvp("nn.max_pool2d_grad", [_x(*pooled.shape, seed=5), x], attrs)
+    avg = {**attrs, "count_include_pad": data.draw(st.booleans())}
+    check_op_jvp("nn.avg_pool2d", [x], avg)
+    check_op_jvp("nn.avg_pool2d_grad", [_x(*pooled.shape, seed=6), x], avg)
