@@ -124,6 +124,8 @@ _FRONTEND = frozenset(
     {
         "function",
         "grad",
+        "jvp",
+        "Derivative",
         "adt",
         "RelayFunction",
         "List",

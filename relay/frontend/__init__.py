@@ -6,11 +6,13 @@ See docs/frontend.md for the Python understood and how each construct maps to th
 
 from relay.frontend.adt import Cons, List, Nil, Nothing, Option, Rose, Some, Tree, adt
 from relay.frontend.annotations import DType, Tensor, TensorSpec
-from relay.frontend.function import RelayFunction, function, grad
+from relay.frontend.autodiff import Derivative, grad, jvp
+from relay.frontend.function import RelayFunction, function
 
 __all__ = [
     "Cons",
     "DType",
+    "Derivative",
     "List",
     "Nil",
     "Nothing",
@@ -24,4 +26,5 @@ __all__ = [
     "adt",
     "function",
     "grad",
+    "jvp",
 ]

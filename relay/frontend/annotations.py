@@ -63,6 +63,8 @@ def dtype_name(obj: object) -> str | None:
     type such as ``np.float32``), or None."""
     if isinstance(obj, str):
         return obj if obj in DTYPES else None
+    if obj is None:
+        return None  # np.dtype(None) is float64, but None is no dtype
     try:
         name = str(np.dtype(obj))  # type: ignore[call-overload]
     except TypeError:

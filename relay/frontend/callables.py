@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any as _Any
 
 import numpy as np
 
-from relay.frontend import pyops
+from relay.errors import FrontendError
+from relay.frontend import autodiff, pyops
 from relay.frontend.annotations import DType, dtype_name
+from relay.frontend.autodiff import Derivative
 from relay.frontend.values import Ex, Py, TupleVal, Val, is_number
 from relay.ir import dim
 from relay.ir.expr import Call, Constant, TupleGetItem
@@ -456,6 +458,10 @@ def call_object(
         exs = [c.materialize(a, node) for a in args]
         target, ret = c.builder.call_target(obj, [e.ty for e in exs], c.span(node))
         return Ex(Call(target, tuple(e.expr for e in exs), span=c.span(node)), ret)
+    if isinstance(obj, Derivative):
+        return _derivative_call(c, obj, args, kwargs, node)
+    if obj is autodiff.grad or obj is autodiff.jvp:
+        return _derivative_of(c, obj, args, kwargs, node)
     if isinstance(obj, type) and issubclass(obj, ConstructorInstance):
         made = c.builder.value_of(obj, c.span(node))
         assert made is not None
@@ -496,6 +502,53 @@ def call_object(
             )
         return c.cast(c.materialize(x, node), dtype, node)
     return _builtin(c, obj, args, kwargs, node)
+
+
+def _derivative_call(
+    c: FunctionConverter, d: Derivative, args: list[Val], kwargs: dict[str, Val], node: ast.Call
+) -> Val:
+    if kwargs:
+        raise c.error(f"keyword arguments to {d.__name__} are not supported", node)
+    if len(args) != d.arity:
+        s = "s" if d.arity != 1 else ""
+        raise c.error(f"{d.__name__} takes {d.arity} argument{s}, got {len(args)}", node)
+    exs = [c.materialize(a, node) for a in args]
+    target, ret = autodiff.derivative_call_target(c.builder, d, [e.ty for e in exs], c.span(node))
+    return Ex(Call(target, tuple(e.expr for e in exs), span=c.span(node)), ret)
+
+
+def _derivative_of(
+    c: FunctionConverter, fn: object, args: list[Val], kwargs: dict[str, Val], node: ast.Call
+) -> Val:
+    """``relay.grad(f, argnums=...)`` / ``relay.jvp(f)`` inside converted code: ``f`` must
+    name a ``@relay`` function (known at conversion time), and the derivative is a Python
+    value that calls compile to a derivative global."""
+    from relay.frontend.function import RelayFunction
+
+    what = "relay.grad" if fn is autodiff.grad else "relay.jvp"
+    allowed = {"argnums"} if fn is autodiff.grad else set()
+    if len(args) != 1 or set(kwargs) - allowed:
+        extra = " and optionally argnums=" if allowed else ""
+        raise c.error(f"{what} takes one @relay function{extra}", node)
+    target = args[0]
+    if not isinstance(target, Py) or not isinstance(target.value, RelayFunction):
+        raise c.error(
+            f"{what} inside a @relay function differentiates a @relay function defined "
+            "outside it (a local function or lambda cannot be differentiated here yet)",
+            node,
+        )
+    argnums: object = None
+    if "argnums" in kwargs:
+        a = kwargs["argnums"]
+        argnums = _attr_value(c, a, node, "argnums")
+        if isinstance(argnums, list):
+            argnums = tuple(argnums)
+    try:
+        if fn is autodiff.grad:
+            return Py(autodiff.grad(target.value, argnums))  # type: ignore[arg-type]
+        return Py(autodiff.jvp(target.value))
+    except FrontendError as err:
+        raise c.error(err.message, node) from None
 
 
 def _hashable(obj: object) -> bool:

@@ -231,11 +231,11 @@ def _jumps(stmts: Sequence[ast.stmt], loops_too: bool) -> set[str]:
             found.add("continue")
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
             continue
-        inner = nested_loop or isinstance(node, ast.For | ast.While)
+        is_loop = isinstance(node, ast.For | ast.While)
+        inner = nested_loop or is_loop
+        orelse = node.orelse if isinstance(node, ast.For | ast.While) else []
         for child in ast.iter_child_nodes(node):
-            stack.append(
-                (child, inner if child not in getattr(node, "orelse", []) else nested_loop)
-            )
+            stack.append((child, inner if not any(child is o for o in orelse) else nested_loop))
     return found
 
 

@@ -43,7 +43,7 @@ from relay.ir.module import Module
 from relay.ir.span import Span
 from relay.ir.types import GlobalTypeVar, TensorType, TupleType, Type, TypeCall, free_type_vars
 
-__all__ = ["ModuleBuilder", "RelayFunction", "function", "grad"]
+__all__ = ["ModuleBuilder", "RelayFunction", "function"]
 
 _PRELUDE: Module | None = None
 
@@ -81,6 +81,8 @@ class ModuleBuilder:
         default_factory=lambda: dict(PRELUDE_CLASSES)
     )
     probe: bool = False  # only checking syntax: callees are not converted
+    # derivative globals called by converted code: built by resolve_derivatives
+    derivatives: dict[GlobalVar, tuple[GlobalVar, _Any, Span | None]] = field(default_factory=dict)
 
     def call_target(
         self, rf: RelayFunction, arg_types: list[Type | None], span: Span | None
@@ -94,19 +96,25 @@ class ModuleBuilder:
             return found
         if self.probe:
             return GlobalVar(rf.__name__), None
-        name = rf.__name__
-        taken = {g.name_hint for g in self.module.functions}
-        n = 1
-        while name in taken:
-            name = f"{rf.__name__}_{n}"
-            n += 1
-        gv = GlobalVar(name)
+        gv = self.fresh_global(rf.__name__)
         ret = rf.static_result_type()
         self.targets[key] = (gv, ret)
         func = rf.convert(self, gv, sig)
         self.module.add(gv, func)
         self.user_globals.append(gv)
         return gv, ret
+
+    def fresh_global(self, base: str) -> GlobalVar:
+        """A new global named ``base`` (or ``base_1``...): no function of the module, none
+        being converted and no derivative waiting to be built has that name."""
+        taken = {g.name_hint for g in self.module.functions}
+        taken.update(gv.name_hint for gv, _ in self.targets.values())
+        taken.update(gv.name_hint for gv in self.derivatives)
+        name, n = base, 1
+        while name in taken:
+            name = f"{base}_{n}"
+            n += 1
+        return GlobalVar(name)
 
     def value_of(self, obj: object, span: Span | None) -> tuple[Expr, Type | None] | None:
         """The IR value of a Python object used as a value: a ``@relay`` function (its
@@ -362,6 +370,10 @@ class RelayFunction:
         gv, _ = builder.call_target(
             self, list(sig) if sig is not None else [None] * self.arity, None
         )
+        if builder.derivatives:
+            from relay.frontend.autodiff import resolve_derivatives
+
+            resolve_derivatives(builder)
         infer_type(builder.module)
         if builder.weak:
             fold_weak_literals(builder.module, builder.weak)
@@ -513,77 +525,3 @@ def function(fn: Callable[..., _Any]) -> RelayFunction:
     if not callable(fn):
         raise FrontendError(f"@relay decorates functions, not {type(fn).__name__}")
     return RelayFunction(fn)
-
-
-class GradFunction:
-    """``relay.grad(f)``: calling it runs ``f`` and its reverse-mode derivative, returning
-    ``(f(*args), (d f / d arg0, ...))`` (the result's adjoint is ones, as Relay's gradient).
-
-    It is specialised and cached with ``f``: each argument signature of ``f`` gets its
-    gradient function once (:attr:`module` holds it as ``@<name>_grad``). This is the
-    first-order mode (straight-line tensor code; see :mod:`relay.passes.gradient`);
-    control flow, closures and calls of other functions need the higher-order mode, which is
-    not built yet, and are reported as a CompileError naming the construct.
-    """
-
-    def __init__(self, fn: RelayFunction) -> None:
-        self.fn = fn
-        self.__name__ = f"{fn.__name__}_grad"
-        self._cache: dict[int, tuple[_Compiled, Module, GlobalVar]] = {}
-
-    def _derive(self, c: _Compiled) -> tuple[Module, GlobalVar]:
-        found = self._cache.get(id(c))
-        if found is not None and found[0] is c:
-            return found[1], found[2]
-        from relay.passes.gradient import first_order_gradient
-
-        func = c.module.functions[c.global_var]
-        derived = first_order_gradient(func, c.module)
-        mod = c.module.copy()
-        gv = mod.add(self.__name__, derived)
-        from relay.typecheck.checker import check_module
-
-        check_module(mod)
-        self._cache[id(c)] = (c, mod, gv)
-        return mod, gv
-
-    @property
-    def module(self) -> Module:
-        """The module holding the gradient function (for ``f``'s latest signature)."""
-        return self._derive(self.fn._default())[0]
-
-    def astext(self, show_types: bool = False) -> str:
-        """The gradient function in the Relay text format."""
-        from relay.ir.printer import astext
-
-        mod, gv = self._derive(self.fn._default())
-        return astext(Module({gv: mod.functions[gv]}), show_types=show_types)
-
-    def __str__(self) -> str:
-        return self.astext()
-
-    def __repr__(self) -> str:
-        return f"<relay gradient of {self.fn.__name__}>"
-
-    def __call__(self, *args: object, **kwargs: object) -> object:
-        from relay.backend.interpreter import Interpreter
-        from relay.backend.interpreter.conform import check_arguments
-
-        args = self.fn._bind(args, dict(kwargs))
-        c = self.fn._compiled_for(args)
-        values: list[_Any] = [self.fn._argument(c, i, a) for i, a in enumerate(args)]
-        try:
-            check_arguments(c.module.functions[c.global_var], values, self.fn.__name__)
-        except ExecutionError as err:
-            raise TypeCheckError(err.message, err.span) from None
-        mod, gv = self._derive(c)
-        interp = Interpreter(mod)
-        result = interp.call(interp.global_closure(gv), values)
-        return to_python(result, c.classes)
-
-
-def grad(fn: RelayFunction | Callable[..., _Any]) -> GradFunction:
-    """The function computing ``(fn(*args), (d fn / d arg0, ...))`` (see
-    :class:`GradFunction`); ``fn`` may be a ``@relay`` function or a Python function, which
-    is decorated first."""
-    return GradFunction(function(fn))

@@ -8,6 +8,8 @@ from relay.passes.constant_fold import FoldConstant, fold_constant
 from relay.passes.dead_code import DeadCodeElimination, dead_code_elimination
 from relay.passes.defunctionalize import Defunctionalization, defunctionalize
 from relay.passes.eta_expand import EtaExpand, eta_expand
+from relay.passes.forward_ad import jvp
+from relay.passes.gradient import Gradient, gradient
 from relay.passes.infer_type import InferType
 from relay.passes.inline import Inline, inline
 from relay.passes.instruments import (
@@ -79,6 +81,7 @@ for _factory in (
     EtaExpand,
     EliminateCommonSubexpr,
     FoldConstant,
+    Gradient,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
@@ -96,6 +99,7 @@ __all__ = [
     "EtaExpand",
     "FoldConstant",
     "FunctionPass",
+    "Gradient",
     "InferType",
     "Inline",
     "LambdaLift",
@@ -120,6 +124,7 @@ __all__ = [
     "eta_expand",
     "fold_constant",
     "function_pass",
+    "gradient",
     "inline",
     "is_a_normal_form",
     "is_basic_block_normal_form",
@@ -131,6 +136,7 @@ __all__ = [
     "is_tuple",
     "is_tuple_get_item",
     "is_var",
+    "jvp",
     "lambda_lift",
     "module_pass",
     "register_pass",

@@ -20,12 +20,15 @@ reverse sweep over a straight-line program; TVM's ``FirstOrderGradient`` in
    compiles like hand-written backward code. A parameter the result does not depend on gets
    ``zeros_like``.
 
-Functions outside this fragment are for the higher-order mode (closures, control flow,
-recursion, references, data types), which is not built yet: asking for the first-order
-mode on them raises :class:`~relay.errors.CompileError` naming the construct.
+Functions outside this fragment are for the higher-order mode
+(:mod:`relay.passes.higher_order_ad`: closures, control flow, recursion, references, data
+types); asking for the first-order mode on them raises :class:`~relay.errors.CompileError`
+naming the construct.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from relay.errors import CompileError
 from relay.ir.expr import Call, Constant, Expr, Function, Let, Op, Tuple, TupleGetItem, Var
@@ -125,9 +128,12 @@ def _split(adj: Expr, ty: Type) -> _Adjoint:
     return out
 
 
-def first_order_gradient(func: Function, mod: Module | None = None) -> Function:
-    """``fn (params) { (func's result, (d result / d param, ...)) }`` for a first-order
-    ``func`` (see the module docstring); the result's adjoint is ``ones_like(result)``."""
+def first_order_gradient(
+    func: Function, mod: Module | None = None, wrt: Sequence[int] | None = None
+) -> Function:
+    """``fn (params) { (func's result, (d result / d param_i for i in wrt)) }`` for a
+    first-order ``func`` (see the module docstring); the result's adjoint is
+    ``ones_like(result)``; ``wrt`` defaults to every parameter."""
     from relay.typecheck.checker import infer_type
 
     infer_type(func, mod)
@@ -136,9 +142,14 @@ def first_order_gradient(func: Function, mod: Module | None = None) -> Function:
     while isinstance(result, Let):
         result = result.body
     ret_type = result.checked_type
-    if not isinstance(ret_type, TensorType):
+    if not (
+        isinstance(ret_type, TensorType)
+        and isinstance(ret_type.dtype, str)
+        and ret_type.dtype.startswith(("float", "bfloat"))
+    ):
         raise CompileError(
-            f"gradient: the function must return a tensor, got {ret_type}", func.span
+            f"gradient: the function must return a floating-point tensor, got {ret_type}",
+            func.span,
         )
 
     def resolve(e: Expr) -> Expr:
@@ -178,7 +189,8 @@ def first_order_gradient(func: Function, mod: Module | None = None) -> Function:
             fields: list[_Adjoint] = [None] * len(ty.fields)
             fields[node.index] = adj
             adjoints[id(target)] = _accumulate(adjoints.get(id(target)), fields)
-    grads = Tuple(tuple(_as_expr(adjoints.get(id(p)), p, p.checked_type) for p in func.params))
+    chosen = [func.params[i] for i in (range(len(func.params)) if wrt is None else wrt)]
+    grads = Tuple(tuple(_as_expr(adjoints.get(id(p)), p, p.checked_type) for p in chosen))
     # the rules refer to let-bound values by the value itself: use the variable instead, so
     # the backward code reads the primal results rather than computing them again
     named = ExprMutator()

@@ -19,6 +19,8 @@ changes results in the last place, so it is for users to ask for.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from relay.passes.manager import Pass, Sequential, resolve_pass
 
 # in running order; each pass runs when the context's opt level reaches its own
@@ -38,7 +40,14 @@ STANDARD: tuple[str, ...] = (
 )
 
 
-def standard_pipeline() -> Sequential:
-    """The standard passes in order (the :class:`PassContext` picks them by opt level)."""
-    passes: list[Pass] = [resolve_pass(name) for name in STANDARD]
+def standard_pipeline(entry_functions: Iterable[str] = ("main",)) -> Sequential:
+    """The standard passes in order (the :class:`PassContext` picks them by opt level);
+    ``entry_functions`` are the globals RemoveUnusedFunctions keeps with their callees."""
+    from relay.passes.remove_unused import RemoveUnusedFunctions
+
+    entries = tuple(entry_functions)
+    passes: list[Pass] = [
+        RemoveUnusedFunctions(entries) if name == "RemoveUnusedFunctions" else resolve_pass(name)
+        for name in STANDARD
+    ]
     return Sequential(passes, name="StandardPipeline")

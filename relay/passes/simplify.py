@@ -5,9 +5,10 @@ Four passes, each a list of :class:`~relay.passes.pattern.DFPatternCallback` rul
 
 * :func:`SimplifyExpr` (TVM ``src/relay/transforms/simplify_expr.cc``): arithmetic
   identities ``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1`` when the constant
-  does not change ``x``'s type by broadcasting; ``negative(negative(x))``; a ``reshape``,
-  ``squeeze``, ``expand_dims``, ``cast`` or ``broadcast_to`` whose result has its input's type
-  (no ``?`` dims); two consecutive shape-only operators (``reshape``/``squeeze``/``expand_dims``)
+  (or ``ones_like(...)``/``zeros_like(...)``) does not change ``x``'s type by broadcasting;
+  ``negative(negative(x))``; a ``reshape``, ``squeeze``, ``expand_dims``, ``cast`` or
+  ``broadcast_to`` whose result has its input's type (no ``?`` dims), and likewise
+  ``collapse_sum_like(x, y)``, ``broadcast_to_like``, ``reshape_like`` and ``cast_like``; two consecutive shape-only operators (``reshape``/``squeeze``/``expand_dims``)
   become one ``reshape`` (with the outer ``newshape`` when it refers only to sizes, else the
   static result shape) or nothing; two transposes compose into one, and an identity
   permutation disappears.
@@ -133,21 +134,32 @@ def _norm_axis(axis: int, ndim: int) -> int | None:
 # -- SimplifyExpr -------------------------------------------------------------------------------
 
 
+_FILLED = {0: "zeros_like", 1: "ones_like"}
+
+
+def _is_filled(e: Expr, value: int) -> bool:
+    """``e`` is a non-boolean constant of all ``value``, or ``zeros_like``/``ones_like``."""
+    if isinstance(e, Constant):
+        return e.data.dtype != np.bool_ and _all_equal(e.data, value)
+    return _op_name(e) == _FILLED[value] and not _is_bool(e)
+
+
+def _is_bool(e: Expr) -> bool:
+    ty = _tensor_type(e)
+    return ty is None or ty.dtype == "bool"
+
+
 def _identity_rule(op: str, value: int, sides: Sequence[int]) -> DFPatternCallback:
     """``op(x, c)`` (or ``op(c, x)`` for the listed constant ``sides``) -> ``x`` when every
-    element of the constant ``c`` is ``value`` and the result has ``x``'s type."""
+    element of ``c`` is ``value`` (a constant, or ``ones_like``/``zeros_like``) and the
+    result has ``x``'s type."""
 
     @rule(is_op(op)(wildcard(), wildcard()), require_type=True, name=f"{op}-identity")
     def identity(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
         assert isinstance(post, Call)
         for side in sides:
             c, x = post.args[side], post.args[1 - side]
-            if (
-                isinstance(c, Constant)
-                and c.data.dtype != np.bool_
-                and _all_equal(c.data, value)
-                and _same_tensor_type(x, pre)
-            ):
+            if _is_filled(c, value) and _same_tensor_type(x, pre):
                 return x
         return None
 
@@ -180,6 +192,19 @@ _same_in = wildcard()
 @rule(_alt_ops(_IDENTITY_WHEN_SAME_TYPE)(_same_in), require_type=True)
 def _same_type_identity(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
     x = node_map[_same_in][0]
+    return x if _same_tensor_type(x, pre) else None
+
+
+_like_x = wildcard()
+_LIKE = ("collapse_sum_like", "broadcast_to_like", "reshape_like", "cast_like")
+
+
+@rule(_alt_ops(_LIKE)(_like_x, wildcard()), require_type=True)
+def _same_type_like(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
+    """``collapse_sum_like(x, y)`` (and the other ``_like`` operators) whose result has
+    ``x``'s type is ``x`` (the gradient rules write them for broadcasting that may not
+    happen)."""
+    x = node_map[_like_x][0]
     return x if _same_tensor_type(x, pre) else None
 
 
@@ -267,6 +292,7 @@ SIMPLIFY_EXPR_RULES: tuple[DFPatternCallback, ...] = (
     _transpose_identity,
     _shape_pair,
     _same_type_identity,
+    _same_type_like,
 )
 """The rules of :func:`SimplifyExpr`, in the order they are tried at each node."""
 

@@ -1,5 +1,5 @@
-"""docs/frontend.md: its Python examples run and print what they say; its error example is
-what the frontend reports."""
+"""docs/frontend.md and docs/autodiff.md: their Python examples run and print what they say;
+frontend.md's error example is what the frontend reports."""
 
 from __future__ import annotations
 
@@ -8,23 +8,31 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parent.parent.parent / "docs" / "frontend.md"
+DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
+DOC = DOCS / "frontend.md"
 
 
-def python_blocks() -> list[str]:
-    text = DOC.read_text()
+def python_blocks(page: str = "frontend.md") -> list[str]:
+    text = (DOCS / page).read_text()
     return [block.split("```", 1)[0] for block in text.split("```python\n")[1:]]
 
 
-@pytest.mark.parametrize("index", range(len(python_blocks())))
-def test_examples_print_what_they_say(index, tmp_path, capsys):
-    block = python_blocks()[index]
+EXAMPLES = [
+    (page, index)
+    for page in ("frontend.md", "autodiff.md")
+    for index in range(len(python_blocks(page)))
+]
+
+
+@pytest.mark.parametrize(("page", "index"), EXAMPLES)
+def test_examples_print_what_they_say(page, index, tmp_path, capsys):
+    block = python_blocks(page)[index]
     expected = [
         line[2:] if line.startswith("# ") else ""
         for line in block.splitlines()
         if line.startswith("# ") or line == "#"
     ]
-    path = tmp_path / f"frontend_example_{index}.py"
+    path = tmp_path / f"{page[:-3]}_example_{index}.py"
     path.write_text(block)  # @relay reads the source of the functions it compiles
     runpy.run_path(str(path))
     assert capsys.readouterr().out.splitlines() == expected

@@ -190,15 +190,19 @@ def test_an_undefined_name_is_reported_at_the_first_call():
     assert info.value.message == "name not_defined_anywhere is not defined"
 
 
-def test_grad_of_control_flow_needs_the_higher_order_mode():
+def test_grad_of_a_function_returning_a_tuple():
     @relay
     def f(x: Tensor[float32, (3,)], c: bool):
         if c:
-            return x * x
-        return x
+            return x * x, x
+        return x, x
 
-    with pytest.raises(relay.CompileError, match="first-order gradient: If needs the higher-order"):
+    with pytest.raises(relay.CompileError) as info:
         relay.grad(f)(np.ones(3, "float32"), True)
+    assert info.value.message == (
+        "gradient: the function must return a floating-point tensor, got "
+        "(Tensor[(3,), float32], Tensor[(3,), float32])"
+    )
 
 
 def test_lambda_cannot_be_decorated():

@@ -22,7 +22,8 @@ from relay.passes import (
 )
 from tests.strategies import TypedProgram, well_typed_programs
 
-PASSES = registered_passes()
+# Gradient adds a function rather than rewriting one (tests/passes/test_higher_order_ad.py)
+PASSES = [name for name in registered_passes() if name != "Gradient"]
 
 
 def close(a: object, b: object) -> bool:

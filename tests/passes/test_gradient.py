@@ -119,9 +119,11 @@ def test_programs_for_the_higher_order_mode(src: str, construct: str) -> None:
         first_order_gradient(function(src))
 
 
-def test_the_result_must_be_a_tensor() -> None:
-    with pytest.raises(CompileError, match="the function must return a tensor, got"):
+def test_the_result_must_be_a_float_tensor() -> None:
+    with pytest.raises(CompileError, match="must return a floating-point tensor, got"):
         first_order_gradient(function("fn (%x: T23) { (%x, %x) }"))
+    with pytest.raises(CompileError, match=r"floating-point tensor, got Tensor\[\(2, 3\), bool\]"):
+        first_order_gradient(function("fn (%x: T23) { %x > %x }"))
 
 
 def test_100000_bindings() -> None:

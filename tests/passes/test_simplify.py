@@ -103,6 +103,41 @@ def test_arithmetic_identities() -> None:
     )
 
 
+def test_identities_with_ones_like_and_zeros_like() -> None:
+    check(
+        simplify_expr,
+        f"""fn (%x: {F}, %y: {F}) {{
+          %0 = ones_like(%y); %1 = multiply(%0, %x); %2 = zeros_like(%y); %3 = add(%1, %2);
+          subtract(%3, %2)
+        }}""",
+        f"fn (%x: {F}, %y: {F}) {{ %x }}",
+        X23,
+        X23,
+    )
+    # ones of a larger shape broadcast x up: kept
+    unchanged(
+        simplify_expr,
+        f"fn (%x: Tensor[(3,), float32], %y: {F}) {{ %0 = ones_like(%y); multiply(%0, %x) }}",
+    )
+
+
+def test_like_operators_of_the_same_type() -> None:
+    check(
+        simplify_expr,
+        f"""fn (%x: {F}, %y: {F}) {{
+          %0 = collapse_sum_like(%x, %y); %1 = broadcast_to_like(%0, %y);
+          %2 = reshape_like(%1, %y); cast_like(%2, %y)
+        }}""",
+        f"fn (%x: {F}, %y: {F}) {{ %x }}",
+        X23,
+        X23,
+    )
+    unchanged(
+        simplify_expr,
+        f"fn (%x: {F}, %y: Tensor[(3,), float32]) {{ collapse_sum_like(%x, %y) }}",
+    )
+
+
 def test_arithmetic_identities_on_integers() -> None:
     check(
         simplify_expr,

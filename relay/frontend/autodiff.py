@@ -1,0 +1,252 @@
+"""``relay.grad`` and ``relay.jvp`` on ``@relay`` functions.
+
+A :class:`Derivative` wraps a :class:`~relay.frontend.function.RelayFunction` and a
+transformation of the IR: the reverse-mode gradient (:mod:`relay.passes.gradient`) or the
+forward-mode Jacobian-vector product (:mod:`relay.passes.forward_ad`). Called from Python,
+it specialises the function on the arguments as the function itself would, derives the
+derivative's global next to it (cached per signature) and runs it.
+
+Called inside another ``@relay`` function (``relay.grad(f)(x)``, or a module-level
+``df = relay.grad(f)`` called as ``df(x)``), the converter emits a call of a global that
+does not exist yet (``@f_grad``) and records it on the
+:class:`~relay.frontend.function.ModuleBuilder`; :func:`resolve_derivatives` builds those
+globals before the module is type-checked. Each is built from the functions it can reach,
+which are type-checked first on their own; derivatives reached by other derivatives are
+built first, so nested differentiation (grad of a function that calls grad) works at any
+depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from relay.errors import ExecutionError, FrontendError, TypeCheckError
+from relay.ir.expr import Function, GlobalVar
+from relay.ir.module import Module
+from relay.ir.span import Span
+from relay.ir.types import IncompleteType, TupleType, Type
+
+if TYPE_CHECKING:
+    from relay.frontend.function import ModuleBuilder, RelayFunction, _Compiled
+
+KINDS = ("grad", "jvp")
+
+
+def _normal_argnums(argnums: object, arity: int, name: str) -> int | tuple[int, ...] | None:
+    if argnums is None:
+        return None
+    nums = [argnums] if isinstance(argnums, int) else argnums
+    if not isinstance(nums, list | tuple) or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in nums
+    ):
+        raise FrontendError(
+            f"relay.grad: argnums must be an int or a tuple of ints, got {argnums!r}"
+        )
+    out = []
+    for i in nums:
+        if not -arity <= i < arity:
+            raise FrontendError(
+                f"relay.grad: argnums {argnums!r} is out of range for {name}, which takes "
+                f"{arity} argument{'s' if arity != 1 else ''}"
+            )
+        out.append(i % arity)
+    if len(set(out)) != len(out):
+        raise FrontendError(f"relay.grad: argnums {argnums!r} repeats an argument")
+    return out[0] if isinstance(argnums, int) else tuple(out)
+
+
+class Derivative:
+    """A derivative of a ``@relay`` function: ``relay.grad(f)`` or ``relay.jvp(f)``."""
+
+    def __init__(self, fn: RelayFunction, kind: str, argnums: object = None) -> None:
+        assert kind in KINDS
+        self.fn = fn
+        self.kind = kind
+        self.argnums = _normal_argnums(argnums, fn.arity, fn.__name__)
+        self.__name__ = f"{fn.__name__}_{kind}"
+        self._cache: dict[int, tuple[_Compiled, Module, GlobalVar]] = {}
+
+    @property
+    def arity(self) -> int:
+        """The number of arguments: ``f``'s, twice for a JVP (primals, then tangents)."""
+        return self.fn.arity * (2 if self.kind == "jvp" else 1)
+
+    def build(self, target: GlobalVar, mod: Module) -> Function:
+        """The derivative of the global ``target`` of ``mod`` (adding what it needs there)."""
+        if self.kind == "grad":
+            from relay.passes.gradient import gradient
+
+            return gradient(target, mod, argnums=self.argnums)
+        from relay.passes.forward_ad import jvp
+
+        return jvp(target, mod)
+
+    def static_type(self, param_types: Sequence[Type | None], ret: Type | None) -> Type:
+        """The derivative's result type as far as it is known before inference: always a
+        pair (so that ``d(x)[1]`` is a projection), with ``f``'s parameter and result types
+        where they are known statically."""
+        known = [t if t is not None else IncompleteType() for t in param_types]
+        value = ret if ret is not None else IncompleteType()
+        if self.kind == "jvp":
+            return TupleType((value, value))
+        if isinstance(self.argnums, int):
+            return TupleType((value, known[self.argnums]))
+        wrt = range(len(known)) if self.argnums is None else self.argnums
+        return TupleType((value, TupleType(tuple(known[i] for i in wrt))))
+
+    def _derive(self, c: _Compiled) -> tuple[Module, GlobalVar]:
+        found = self._cache.get(id(c))
+        if found is not None and found[0] is c:
+            return found[1], found[2]
+        from relay.typecheck.checker import check_module
+
+        mod = c.module.copy()
+        derived = self.build(c.global_var, mod)
+        taken = {g.name_hint for g in mod.functions}
+        name, n = self.__name__, 1
+        while name in taken:
+            name = f"{self.__name__}_{n}"
+            n += 1
+        gv = mod.add(name, derived)
+        check_module(mod)
+        self._cache[id(c)] = (c, mod, gv)
+        return mod, gv
+
+    @property
+    def module(self) -> Module:
+        """The module holding the derivative (for ``f``'s latest signature)."""
+        return self._derive(self.fn._default())[0]
+
+    @property
+    def global_var(self) -> GlobalVar:
+        """The derivative's global in :attr:`module`."""
+        return self._derive(self.fn._default())[1]
+
+    def astext(self, show_types: bool = False) -> str:
+        """The derivative function in the Relay text format."""
+        from relay.ir.printer import astext
+
+        mod, gv = self._derive(self.fn._default())
+        return astext(Module({gv: mod.functions[gv]}), show_types=show_types)
+
+    def __str__(self) -> str:
+        return self.astext()
+
+    def __repr__(self) -> str:
+        what = "gradient" if self.kind == "grad" else "JVP"
+        return f"<relay {what} of {self.fn.__name__}>"
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        from relay.backend.interpreter import Interpreter
+        from relay.backend.interpreter.conform import check_arguments
+        from relay.frontend.adt import to_python
+
+        n = self.fn.arity
+        if self.kind == "jvp":
+            if kwargs:
+                raise TypeCheckError(f"{self.__name__} takes positional arguments only", None)
+            if len(args) != 2 * n:
+                raise TypeCheckError(
+                    f"{self.__name__} takes {2 * n} arguments ({n} primals, then {n} "
+                    f"tangents), got {len(args)}",
+                    None,
+                )
+            primals = self.fn._bind(args[:n], {})
+        else:
+            primals = self.fn._bind(args, dict(kwargs))
+        c = self.fn._compiled_for(primals)
+        every = (*primals, *args[n:]) if self.kind == "jvp" else primals
+        values: list[Any] = [self.fn._argument(c, i % n, a) for i, a in enumerate(every)]
+        mod, gv = self._derive(c)
+        try:
+            check_arguments(mod.functions[gv], values, self.__name__)
+        except ExecutionError as err:
+            raise TypeCheckError(err.message, err.span) from None
+        interp = Interpreter(mod)
+        result = interp.call(interp.global_closure(gv), values)
+        return to_python(result, c.classes)
+
+
+def grad(fn: Any, argnums: int | Sequence[int] | None = None) -> Derivative:
+    """``relay.grad(f)``: the function computing ``(f(*args), gradients)``, where
+    ``gradients`` is the tuple of ``d f / d arg_i`` for every argument, or for the
+    arguments ``argnums`` selects (a tuple), or the one gradient for ``argnums=i``.
+
+    ``f`` (a ``@relay`` function, or a Python function, which is decorated first) must
+    return a floating-point tensor; its adjoint is seeded with ones, so for a non-scalar
+    result the gradients are those of ``sum(f(*args))``. Any program can be differentiated:
+    control flow, loops, recursion, closures, data types, calls of other ``@relay``
+    functions, and ``relay.grad`` itself (see docs/autodiff.md)."""
+    from relay.frontend.function import function
+
+    return Derivative(function(fn), "grad", argnums)
+
+
+def jvp(fn: Any) -> Derivative:
+    """``relay.jvp(f)``: the function of ``2n`` arguments ``(x1, ..., xn, v1, ..., vn)``
+    computing ``(f(x), J_f(x) v)``, the forward-mode Jacobian-vector product (the
+    directional derivative of ``f`` at ``x`` along ``v``)."""
+    from relay.frontend.function import function
+
+    return Derivative(function(fn), "jvp")
+
+
+def resolve_derivatives(builder: ModuleBuilder) -> None:
+    """Build the derivative globals the converted functions call (see the module
+    docstring), in an order where each one's callees are complete."""
+    from relay.frontend.function import fold_weak_literals
+    from relay.ir.analysis import global_vars
+    from relay.passes.remove_unused import reachable_globals
+    from relay.typecheck.checker import infer_type
+
+    mod = builder.module
+    pending = dict(builder.derivatives)
+    while pending:
+        ready = None
+        for gv, (target, d, span) in pending.items():
+            reach = reachable_globals(mod, [target])
+            if not any(g in pending for f in reach for g in global_vars(mod.functions[f])):
+                ready = gv, target, d, span, reach
+                break
+        if ready is None:
+            gv, (target, d, span) = next(iter(pending.items()))
+            raise FrontendError(
+                f"{d.__name__}: the function differentiated calls, through its callees, a "
+                "derivative of itself",
+                span,
+            )
+        gv, target, d, span, reach = ready
+        sub = Module({g: mod.functions[g] for g in reach}, dict(mod.type_definitions))
+        infer_type(sub)
+        fold_weak_literals(sub, builder.weak)
+        infer_type(sub)
+        derived = d.build(target, sub)
+        for g, func in sub.functions.items():
+            mod.add(g, func, update=True)
+        for gtv, data in sub.type_definitions.items():
+            if gtv not in mod.type_definitions:
+                mod.add_type(data)
+        mod.add(gv, derived)
+        del pending[gv]
+
+
+def derivative_call_target(
+    builder: ModuleBuilder, d: Derivative, arg_types: list[Type | None], span: Span | None
+) -> tuple[GlobalVar, Type | None]:
+    """The global for the derivative ``d`` called with arguments of ``arg_types`` inside
+    converted code (built later by :func:`resolve_derivatives`), and its result type when
+    known statically."""
+    n = d.fn.arity
+    target, ret = builder.call_target(d.fn, list(arg_types[:n]), span)
+    key = (target, d.kind, d.argnums)
+    for gv, (t, other, _) in builder.derivatives.items():
+        if (t, other.kind, other.argnums) == key:
+            return gv, d.static_type(arg_types[:n], ret)
+    gv = builder.fresh_global(f"{target.name_hint}_{d.kind}")
+    if not builder.probe:
+        builder.derivatives[gv] = (target, d, span)
+    return gv, d.static_type(arg_types[:n], ret)
+
+
+__all__ = ["Derivative", "derivative_call_target", "grad", "jvp", "resolve_derivatives"]

@@ -1,0 +1,516 @@
+"""Rewriting programs over derivative-carrying values: the machinery both AD modes share.
+
+Both the reverse mode (:mod:`relay.passes.higher_order_ad`) and the forward mode
+(:mod:`relay.passes.forward_ad`) are *value rewritings* (Elliott, *The simple essence of
+automatic differentiation*, ICFP 2018, section 4; Relay's ``gradient.cc``): each
+floating-point tensor of the program is replaced by a pair, the value and its derivative
+carrier (a reference cell holding the adjoint in reverse mode, the tangent itself in forward
+mode), and every construct of the language is rewritten to compute over the pairs. Only
+operator calls differ between the modes; everything else is here:
+
+- :class:`ADTypes` rewrites types: a float tensor becomes the mode's pair, tuples,
+  functions, references and type arguments are rewritten field by field, and a data type
+  with a float tensor in a field gets a derived copy (``Tree_rev`` with constructors
+  ``Leaf_rev``..., or ``Tree_dual`` in forward mode); a polymorphic one such as ``List[A]`` is just instantiated at the
+  rewritten type. Integer and boolean tensors are left alone: no derivative flows into them.
+- :class:`ValueRewriter` rewrites a function body. It emits A-normal form in the original
+  evaluation order (every call, ``if``, ``match`` and reference operation bound to a
+  variable as it is reached), so effects keep their order; ``if`` tests the untouched
+  boolean condition, ``match`` matches the rewritten constructors, closures become
+  rewritten closures, references hold rewritten values.
+- :class:`GlobalRewrites` rewrites the globals a program calls on demand (``@f`` becomes
+  ``@f_rev`` or ``@f_dual``, queued on first use), so recursion and mutual recursion
+  through globals work and polymorphic globals stay polymorphic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from relay.errors import CompileError
+from relay.ir.expr import (
+    Call,
+    Clause,
+    Constant,
+    Constructor,
+    Expr,
+    Function,
+    GlobalVar,
+    If,
+    Let,
+    Match,
+    Op,
+    Pattern,
+    PatternConstructor,
+    PatternTuple,
+    PatternVar,
+    PatternWildcard,
+    RefCreate,
+    RefRead,
+    RefWrite,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from relay.ir.functor import ExprFunctor
+from relay.ir.module import Module
+from relay.ir.span import Span
+from relay.ir.types import (
+    FuncType,
+    GlobalTypeVar,
+    IncompleteType,
+    RefType,
+    TensorType,
+    TupleType,
+    Type,
+    TypeCall,
+    TypeData,
+    TypeVar,
+)
+
+FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
+
+UNIT = TupleType(())
+
+
+def is_float_tensor(ty: Type) -> bool:
+    """True for a tensor type of a floating-point dtype (the values gradients flow into)."""
+    return isinstance(ty, TensorType) and isinstance(ty.dtype, str) and ty.dtype in FLOAT_DTYPES
+
+
+def mentions_float(ty: Type) -> bool:
+    """True when a floating-point tensor type occurs anywhere in ``ty``."""
+    stack = [ty]
+    while stack:
+        t = stack.pop()
+        if is_float_tensor(t):
+            return True
+        if isinstance(t, TupleType):
+            stack.extend(t.fields)
+        elif isinstance(t, FuncType):
+            stack.extend(t.arg_types)
+            stack.append(t.ret_type)
+        elif isinstance(t, RefType):
+            stack.append(t.value)
+        elif isinstance(t, TypeCall):
+            stack.extend(t.args)
+    return False
+
+
+def fresh_name(taken: set[str], base: str) -> str:
+    """``base``, or ``base_1``, ``base_2``... : the first not in ``taken`` (then added)."""
+    name, n = base, 1
+    while name in taken:
+        name = f"{base}_{n}"
+        n += 1
+    taken.add(name)
+    return name
+
+
+class ADTypes:
+    """The rewriting of types (see the module docstring): ``pair`` gives the type a float
+    tensor type becomes; the derived data types it needs are added to ``mod`` on first use,
+    named with ``suffix``."""
+
+    def __init__(self, mod: Module, pair: Callable[[TensorType], Type], suffix: str) -> None:
+        self.mod = mod
+        self.pair = pair
+        self.suffix = suffix
+        self.data: dict[GlobalTypeVar, GlobalTypeVar] = {}
+        self.ctors: dict[Constructor, Constructor] = {}
+        self._needs: dict[GlobalTypeVar, bool] = {}
+
+    def __call__(self, ty: Type) -> Type:
+        if isinstance(ty, TensorType):
+            if not isinstance(ty.dtype, str):
+                raise CompileError(
+                    f"differentiation: a tensor of unknown dtype ({ty}) cannot be "
+                    "differentiated; annotate its dtype"
+                )
+            return self.pair(ty) if ty.dtype in FLOAT_DTYPES else ty
+        if isinstance(ty, TupleType):
+            return TupleType(tuple(self(f) for f in ty.fields))
+        if isinstance(ty, FuncType):
+            return FuncType(tuple(self(a) for a in ty.arg_types), self(ty.ret_type), ty.type_params)
+        if isinstance(ty, RefType):
+            return RefType(self(ty.value))
+        if isinstance(ty, TypeCall):
+            head = self(ty.func)
+            return TypeCall(head, tuple(self(a) for a in ty.args))
+        if isinstance(ty, GlobalTypeVar):
+            return self.data_type(ty)
+        if isinstance(ty, TypeVar):
+            return ty
+        if isinstance(ty, IncompleteType):
+            raise CompileError("differentiation: the program is not fully typed")
+        raise CompileError(f"differentiation: values of type {ty} cannot be differentiated")
+
+    def needs_copy(self, gtv: GlobalTypeVar) -> bool:
+        """True when the data type ``gtv`` (or one reachable through its fields) has a
+        float tensor in a field: its values then need a derived data type."""
+        found = self._needs.get(gtv)
+        if found is not None:
+            return found
+        reach: list[GlobalTypeVar] = [gtv]
+        seen = {gtv}
+        floats = False
+        while reach and not floats:
+            data = self.mod.type_definitions.get(reach.pop())
+            if data is None:
+                continue
+            for con in data.constructors:
+                for field in con.inputs:
+                    if mentions_float(field):
+                        floats = True
+                    stack = [field]
+                    while stack:
+                        t = stack.pop()
+                        if isinstance(t, GlobalTypeVar) and t not in seen:
+                            seen.add(t)
+                            reach.append(t)
+                        elif isinstance(t, TypeCall):
+                            stack.append(t.func)
+                            stack.extend(t.args)
+                        elif isinstance(t, TupleType):
+                            stack.extend(t.fields)
+                        elif isinstance(t, FuncType):
+                            stack.extend((*t.arg_types, t.ret_type))
+                        elif isinstance(t, RefType):
+                            stack.append(t.value)
+        self._needs[gtv] = floats
+        return floats
+
+    def data_type(self, gtv: GlobalTypeVar) -> GlobalTypeVar:
+        """``gtv`` itself, or its derived copy over rewritten fields."""
+        if not self.needs_copy(gtv):
+            return gtv
+        found = self.data.get(gtv)
+        if found is not None:
+            return found
+        data = self.mod.type_definitions[gtv]
+        taken = {g.name_hint for g in self.mod.type_definitions}
+        header = GlobalTypeVar(fresh_name(taken, f"{gtv.name_hint}{self.suffix}"), gtv.kind)
+        self.data[gtv] = header  # before the fields: they may mention gtv
+        names = {c.name_hint for c in self.mod.constructors()}
+        ctors = []
+        for con in data.constructors:
+            new = Constructor(
+                fresh_name(names, f"{con.name_hint}{self.suffix}"),
+                tuple(self(t) for t in con.inputs),
+                header,
+                con.tag,
+            )
+            self.ctors[con] = new
+            ctors.append(new)
+        self.mod.add_type(TypeData(header, data.type_params, tuple(ctors)))
+        return header
+
+    def constructor(self, con: Constructor) -> Constructor:
+        """The constructor building rewritten values in place of ``con``."""
+        if con.belong_to is not None:
+            self.data_type(con.belong_to)
+        return self.ctors.get(con, con)
+
+
+def field_of(e: Expr, i: int) -> Expr:
+    """``e.i``, taken apart statically when ``e`` is a tuple expression."""
+    return e.fields[i] if isinstance(e, Tuple) else TupleGetItem(e, i)
+
+
+def typed(e: Expr, ty: Type) -> Expr:
+    """``e`` with its checked type set to ``ty``."""
+    e.set_checked_type(ty)
+    return e
+
+
+def typed_var(name: str, ty: Type, span: Span | None = None) -> Var:
+    """A variable annotated with, and checked as, ``ty``."""
+    v = Var(name, ty, span=span)
+    v.set_checked_type(ty)
+    return v
+
+
+def sequence(stmts: Sequence[Expr], last: Expr) -> Expr:
+    """``let _ = s1; ...; last``."""
+    out = last
+    for s in reversed(stmts):
+        out = Let(Var("_"), s, out)
+    return out
+
+
+class GlobalRewrites:
+    """The globals of ``mod`` rewritten on demand: :meth:`rewrite` names the rewritten
+    global (``@f`` plus ``suffix``), queueing it; :meth:`finish` builds every queued one
+    (which may queue more) with a fresh rewriter from ``make_rewriter``."""
+
+    def __init__(
+        self,
+        mod: Module,
+        types: ADTypes,
+        suffix: str,
+        make_rewriter: Callable[[], ValueRewriter],
+    ) -> None:
+        self.mod = mod
+        self.types = types
+        self.suffix = suffix
+        self.make_rewriter = make_rewriter
+        self.globals: dict[GlobalVar, GlobalVar] = {}
+        self._todo: list[GlobalVar] = []
+        self._names = {g.name_hint for g in mod.functions}
+
+    def rewrite(self, gv: GlobalVar) -> GlobalVar:
+        """The global computing ``gv`` over rewritten values."""
+        found = self.globals.get(gv)
+        if found is None:
+            if gv not in self.mod.functions:
+                raise CompileError(
+                    f"differentiation: no global @{gv.name_hint} in the module", gv.span
+                )
+            found = GlobalVar(fresh_name(self._names, f"{gv.name_hint}{self.suffix}"))
+            self.globals[gv] = found
+            self._todo.append(gv)
+        return found
+
+    def finish(self) -> None:
+        """Build the queued rewritten globals."""
+        while self._todo:
+            gv = self._todo.pop()
+            func = self.mod.functions[gv]
+            rw = self.make_rewriter()
+            params = [rw.param(p) for p in func.params]
+            ret = func.checked_type
+            assert isinstance(ret, FuncType)
+            new = Function(
+                (*rw.extra_params(), *params),
+                rw.block(func.body),
+                self.types(ret.ret_type),
+                func.type_params,
+                span=func.span,
+            )
+            self.mod.add(self.globals[gv], new)
+
+
+class ValueRewriter(ExprFunctor[Expr]):
+    """Rewrites one function body over derivative-carrying values (see the module
+    docstring). A mode supplies :meth:`lift`, :meth:`primal`, :meth:`op_call` and
+    :meth:`extra_params` (what rewritten globals take first, e.g. the reverse mode's tape).
+
+    Every node kind is overridden, so the memo is the functor's own and is scoped to the
+    block a node was rewritten in; ``let`` chains are walked in a loop."""
+
+    def __init__(self, globals_: GlobalRewrites) -> None:
+        super().__init__()
+        self.globals = globals_
+        self.types = globals_.types
+        self.vars: dict[Var, Expr] = {}
+        self.blocks: list[list[tuple[Var, Expr]]] = []
+        self._scopes: list[list[Expr]] = []
+
+    # -- the mode ------------------------------------------------------------------------------
+
+    def extra_params(self) -> tuple[Var, ...]:
+        """The parameters a rewritten global takes before the rewritten ones."""
+        return ()
+
+    def lift(self, x: Expr, ty: Type) -> Expr:
+        """The rewritten value of the plain value ``x`` of type ``ty`` (a zero derivative)."""
+        raise NotImplementedError
+
+    def primal(self, x: Expr, ty: Type) -> Expr:
+        """The plain value inside the rewritten value ``x`` (of plain type ``ty``)."""
+        raise NotImplementedError
+
+    def op_call(self, call: Call, op: Op, args: list[Expr], primals: list[Var | Constant]) -> Expr:
+        """The rewritten value of the operator call ``call``: ``args`` are its rewritten
+        arguments, ``primals`` their plain values (typed variables, or constants)."""
+        raise NotImplementedError
+
+    # -- blocks ------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Start a block of bindings."""
+        self.blocks.append([])
+        self._scopes.append([])
+
+    def close(self, result: Expr) -> Expr:
+        """End the current block: its bindings wrapped around ``result``."""
+        binds = self.blocks.pop()
+        for e in self._scopes.pop():
+            self.memo.pop(e, None)  # bound in this block only: not visible outside it
+        for v, value in reversed(binds):
+            result = Let(v, value, result)
+        return result
+
+    def block(self, e: Expr) -> Expr:
+        """``e`` rewritten as a self-contained expression (its bindings inside it)."""
+        self.open()
+        return self.close(self.visit(e))
+
+    def visit(self, expr: Expr) -> Expr:
+        if expr in self.memo:
+            return self.memo[expr]
+        out = self._dispatch(expr)
+        self.memo[expr] = out
+        if self._scopes:
+            self._scopes[-1].append(expr)
+        return out
+
+    def emit(self, value: Expr, ty: Type, hint: str = "t") -> Var:
+        """Bind ``value`` (of type ``ty``) in the current block; its variable."""
+        v = Var(hint, ty)
+        v.set_checked_type(ty)
+        self.blocks[-1].append((v, value))
+        return v
+
+    def effect(self, value: Expr) -> None:
+        """Bind ``value`` in the current block for its effect."""
+        self.blocks[-1].append((Var("_"), value))
+
+    def param(self, p: Var) -> Var:
+        """The rewritten binder of ``p``."""
+        new = Var(p.name_hint, self.types(p.checked_type), span=p.span)
+        self.vars[p] = new
+        return new
+
+    # -- expressions ---------------------------------------------------------------------------
+
+    def visit_var(self, var: Var) -> Expr:
+        found = self.vars.get(var)
+        if found is None:
+            raise CompileError(f"differentiation: free variable %{var.name_hint}", var.span)
+        return found
+
+    def visit_global_var(self, gv: GlobalVar) -> Expr:
+        # a global used as a value: a closure passing the extra parameters along
+        ft = gv.checked_type
+        if not isinstance(ft, FuncType) or ft.type_params:
+            raise CompileError(
+                f"differentiation: the polymorphic global @{gv.name_hint} is used as a "
+                "value; wrap it in a lambda",
+                gv.span,
+            )
+        params = tuple(Var(f"a{i}", self.types(t)) for i, t in enumerate(ft.arg_types))
+        call = Call(self.globals.rewrite(gv), (*self.extra_params(), *params))
+        return Function(params, call, self.types(ft.ret_type))
+
+    def visit_constant(self, c: Constant) -> Expr:
+        return self.lift(c, c.checked_type)
+
+    def visit_op(self, op: Op) -> Expr:
+        raise CompileError(
+            f"differentiation: the operator {op.name} is used as a value; call it in a lambda",
+            op.span,
+        )
+
+    def visit_constructor(self, c: Constructor) -> Expr:
+        return self.types.constructor(c)
+
+    def visit_tuple(self, t: Tuple) -> Expr:
+        return Tuple(tuple(self.visit(f) for f in t.fields), span=t.span)
+
+    def visit_tuple_getitem(self, t: TupleGetItem) -> Expr:
+        return field_of(self.visit(t.tuple_value), t.index)
+
+    def visit_function(self, f: Function) -> Expr:
+        params = tuple(self.param(p) for p in f.params)
+        ft = f.checked_type
+        assert isinstance(ft, FuncType)
+        return Function(
+            params, self.block(f.body), self.types(ft.ret_type), f.type_params, span=f.span
+        )
+
+    def visit_let(self, let: Let) -> Expr:
+        e: Expr = let
+        while isinstance(e, Let):
+            var, value = e.var, e.value
+            ty = self.types(var.checked_type)
+            if isinstance(value, Function):
+                new = Var(var.name_hint, ty, span=var.span)  # bound first: it may recur
+                self.vars[var] = new
+                self.blocks[-1].append((new, self.visit(value)))
+            else:
+                out = self.visit(value)
+                if isinstance(out, Var | GlobalVar | Constructor):
+                    self.vars[var] = out
+                else:
+                    self.vars[var] = self.emit(out, ty, var.name_hint)
+            e = e.body
+        return self.visit(e)
+
+    def visit_if(self, i: If) -> Expr:
+        cond = self.visit(i.cond)
+        new = If(cond, self.block(i.true_branch), self.block(i.false_branch), span=i.span)
+        return self.emit(new, self.types(i.checked_type), "if")
+
+    def _pattern(self, p: Pattern) -> Pattern:
+        if isinstance(p, PatternVar):
+            return PatternVar(self.param(p.var), span=p.span)
+        if isinstance(p, PatternConstructor):
+            return PatternConstructor(
+                self.types.constructor(p.constructor),
+                tuple(self._pattern(q) for q in p.patterns),
+                span=p.span,
+            )
+        if isinstance(p, PatternTuple):
+            return PatternTuple(tuple(self._pattern(q) for q in p.patterns), span=p.span)
+        assert isinstance(p, PatternWildcard)
+        return p
+
+    def visit_match(self, m: Match) -> Expr:
+        data = self.visit(m.data)
+        clauses = tuple(
+            Clause(self._pattern(c.lhs), self.block(c.rhs), span=c.span) for c in m.clauses
+        )
+        new = Match(data, clauses, m.complete, span=m.span)
+        return self.emit(new, self.types(m.checked_type), "match")
+
+    def visit_ref_create(self, r: RefCreate) -> Expr:
+        new = RefCreate(self.visit(r.value), span=r.span)
+        return self.emit(new, self.types(r.checked_type), "ref")
+
+    def visit_ref_read(self, r: RefRead) -> Expr:
+        new = RefRead(self.visit(r.ref), span=r.span)
+        return self.emit(new, self.types(r.checked_type), "read")
+
+    def visit_ref_write(self, r: RefWrite) -> Expr:
+        new = RefWrite(self.visit(r.ref), self.visit(r.value), span=r.span)
+        return self.emit(new, UNIT, "_")
+
+    def visit_call(self, call: Call) -> Expr:
+        args = [self.visit(a) for a in call.args]
+        if isinstance(call.op, Op):
+            primals: list[Var | Constant] = []
+            for a, arg in zip(args, call.args, strict=True):
+                ty = arg.checked_type
+                p = self.primal(a, ty)
+                v = p if isinstance(p, Var | Constant) else self.emit(p, ty, "p")
+                v.set_checked_type(ty)
+                primals.append(v)
+            return self.op_call(call, call.op, args, primals)
+        ty = self.types(call.checked_type)
+        type_args = tuple(self.types(t) for t in call.type_args)
+        if isinstance(call.op, GlobalVar):
+            target = self.globals.rewrite(call.op)
+            new = Call(target, (*self.extra_params(), *args), type_args=type_args, span=call.span)
+            return self.emit(new, ty, "call")
+        if isinstance(call.op, Constructor):
+            con = self.types.constructor(call.op)
+            return self.emit(Call(con, tuple(args), span=call.span), ty, "data")
+        fn = self.visit(call.op)
+        return self.emit(Call(fn, tuple(args), type_args=type_args, span=call.span), ty, "call")
+
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "UNIT",
+    "ADTypes",
+    "GlobalRewrites",
+    "ValueRewriter",
+    "field_of",
+    "fresh_name",
+    "is_float_tensor",
+    "mentions_float",
+    "sequence",
+    "typed",
+    "typed_var",
+]

@@ -1,0 +1,173 @@
+"""Reverse-mode automatic differentiation: choosing a mode, and the ``Gradient`` pass.
+
+Two transformations build the gradient of a function (both return
+``fn (params) { (f(params), (d f / d param_i, ...)) }``, the result's adjoint seeded with
+ones, as Relay's gradient):
+
+- the first-order mode (:mod:`relay.passes.first_order_ad`) for straight-line tensor code:
+  a reverse sweep emitted as plain dataflow, which fuses and compiles like hand-written
+  backward code;
+- the higher-order mode (:mod:`relay.passes.higher_order_ad`) for everything else:
+  closures, control flow, recursion, data types, references, calls of other globals, and
+  its own output (grad of grad).
+
+``mode="auto"`` (the default) takes the first-order mode when the function is in its
+fragment (:func:`is_first_order`) and the higher-order mode otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from relay.errors import CompileError
+from relay.ir.expr import (
+    Call,
+    Constant,
+    Expr,
+    Function,
+    GlobalVar,
+    Let,
+    Op,
+    Tuple,
+    TupleGetItem,
+    Var,
+)
+from relay.ir.module import Module
+from relay.ir.types import FuncType
+from relay.passes.first_order_ad import first_order_gradient
+from relay.passes.higher_order_ad import ReverseAD
+from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
+
+MODES = ("auto", "first_order", "higher_order")
+
+
+def is_first_order(func: Function) -> bool:
+    """True when ``func``'s body is straight-line dataflow over tensors and tuples (operator
+    calls, tuples, projections, constants, and ``let`` bindings of them at the top)."""
+    body: Expr = func.body
+    stack: list[Expr] = []
+    while isinstance(body, Let):
+        stack.append(body.value)
+        body = body.body
+    stack.append(body)
+    seen: set[int] = set()
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, Call):
+            if not isinstance(e.op, Op):
+                return False
+            stack.extend(e.args)
+        elif isinstance(e, Tuple):
+            stack.extend(e.fields)
+        elif isinstance(e, TupleGetItem):
+            stack.append(e.tuple_value)
+        elif not isinstance(e, Var | Constant):
+            return False
+    return True
+
+
+def _wrt(func: Function, argnums: int | Sequence[int] | None) -> list[int]:
+    n = len(func.params)
+    if argnums is None:
+        return list(range(n))
+    nums = [argnums] if isinstance(argnums, int) else list(argnums)
+    out = []
+    for i in nums:
+        if isinstance(i, bool) or not isinstance(i, int) or not -n <= i < n:
+            raise CompileError(
+                f"gradient: argnums {argnums!r} is out of range for a function of {n} "
+                f"parameter{'s' if n != 1 else ''}",
+                func.span,
+            )
+        out.append(i % n)
+    if len(set(out)) != len(out):
+        raise CompileError(f"gradient: argnums {argnums!r} repeats a parameter", func.span)
+    return out
+
+
+def gradient(
+    func: Function | GlobalVar | str,
+    mod: Module | None = None,
+    mode: str = "auto",
+    argnums: int | Sequence[int] | None = None,
+) -> Function:
+    """The gradient function of ``func`` (a function, or a global of ``mod``):
+    ``fn (params) { (func(params), (d func / d param_i for i in argnums)) }``.
+
+    ``func`` must return a floating-point tensor (its adjoint is seeded with ones).
+    ``argnums`` selects the parameters (default: all; negative indices count from the end);
+    an int gives the one gradient rather than a 1-tuple.
+    The higher-order mode adds the rewritten globals it needs (``@g_rev``, and ``Tree_rev``
+    style copies of data types holding floats) to ``mod``; the result is a new function,
+    which the caller adds to a module if it wants it there.
+    """
+    from relay.typecheck.checker import infer_type
+
+    if mode not in MODES:
+        raise ValueError(f"gradient mode must be one of {MODES}, got {mode!r}")
+    if mod is None:
+        mod = Module()
+    if isinstance(func, str | GlobalVar):
+        func = mod.function(func)
+    if not isinstance(func, Function):
+        raise TypeError(f"gradient: expected a Function, got {type(func).__name__}")
+    infer_type(mod)
+    infer_type(func, mod)
+    wrt = _wrt(func, argnums)
+    first_order = is_first_order(func)
+    if mode == "first_order" or (mode == "auto" and first_order):
+        derived = first_order_gradient(func, mod, wrt)
+    else:
+        derived = ReverseAD(mod).gradient(func, wrt)
+    if isinstance(argnums, int):  # the one gradient itself, not a 1-tuple
+        r = Var("r")
+        single = Tuple((TupleGetItem(r, 0), TupleGetItem(TupleGetItem(r, 1), 0)))
+        body = Let(r, derived.body, single)
+        derived = Function(derived.params, body, None, derived.type_params, span=derived.span)
+    return derived
+
+
+def Gradient(
+    functions: Iterable[str] = ("main",),
+    mode: str = "auto",
+    suffix: str = "_grad",
+    argnums: int | Sequence[int] | None = None,
+) -> Pass:
+    """The pass adding ``@<name><suffix>``, the gradient of ``@<name>`` (see
+    :func:`gradient`), for each name in ``functions``; the rewritten globals the
+    higher-order mode needs are added beside it."""
+    names = tuple(functions)
+    if mode not in MODES:
+        raise ValueError(f"gradient mode must be one of {MODES}, got {mode!r}")
+
+    def run(mod: Module, ctx: PassContext) -> Module:
+        for name in names:
+            if name not in mod:
+                raise CompileError(f"Gradient: the module has no function @{name}")
+            derived = gradient(mod.get_global_var(name), mod, mode, argnums)
+            mod.add(f"{name}{suffix}", derived, update=True)
+        return mod
+
+    return ModulePass(run, PassInfo("Gradient", 0, required=("InferType",)))
+
+
+def gradient_type(ty: FuncType, argnums: Sequence[int] | None = None) -> FuncType:
+    """The type of the gradient of a function of type ``ty``."""
+    from relay.ir.types import TupleType
+
+    wrt = range(len(ty.arg_types)) if argnums is None else argnums
+    grads = TupleType(tuple(ty.arg_types[i] for i in wrt))
+    return FuncType(ty.arg_types, TupleType((ty.ret_type, grads)), ty.type_params)
+
+
+__all__ = [
+    "MODES",
+    "Gradient",
+    "first_order_gradient",
+    "gradient",
+    "gradient_type",
+    "is_first_order",
+]
