@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from relay.errors import ExecutionError, FrontendError, TypeCheckError
-from relay.ir.expr import Function, GlobalVar
+from relay.ir.expr import Expr, Function, GlobalVar
+from relay.ir.functor import ExprMutator
 from relay.ir.module import Module
 from relay.ir.span import Span
 from relay.ir.types import IncompleteType, TupleType, Type
@@ -34,26 +35,12 @@ KINDS = ("grad", "jvp")
 
 
 def _normal_argnums(argnums: object, arity: int, name: str) -> int | tuple[int, ...] | None:
-    if argnums is None:
-        return None
-    nums = [argnums] if isinstance(argnums, int) else argnums
-    if not isinstance(nums, list | tuple) or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in nums
-    ):
-        raise FrontendError(
-            f"relay.grad: argnums must be an int or a tuple of ints, got {argnums!r}"
-        )
-    out = []
-    for i in nums:
-        if not -arity <= i < arity:
-            raise FrontendError(
-                f"relay.grad: argnums {argnums!r} is out of range for {name}, which takes "
-                f"{arity} argument{'s' if arity != 1 else ''}"
-            )
-        out.append(i % arity)
-    if len(set(out)) != len(out):
-        raise FrontendError(f"relay.grad: argnums {argnums!r} repeats an argument")
-    return out[0] if isinstance(argnums, int) else tuple(out)
+    from relay.passes.gradient import normalize_argnums
+
+    try:
+        return normalize_argnums(argnums, arity)
+    except ValueError as err:
+        raise FrontendError(f"relay.grad of {name}: {err}") from None
 
 
 class Derivative:
@@ -222,13 +209,37 @@ def resolve_derivatives(builder: ModuleBuilder) -> None:
         fold_weak_literals(sub, builder.weak)
         infer_type(sub)
         derived = d.build(target, sub)
-        for g, func in sub.functions.items():
-            mod.add(g, func, update=True)
         for gtv, data in sub.type_definitions.items():
             if gtv not in mod.type_definitions:
                 mod.add_type(data)
-        mod.add(gv, derived)
+        # the globals the derivation added were named against the sub-module: rename those
+        # whose names the whole module (or a derivative still to build) already uses
+        taken = {g.name_hint for g in mod.functions} | {g.name_hint for g in pending}
+        added = [g for g in sub.functions if g not in mod.functions]
+        renamed = _Rename(
+            {g: builder.fresh_global(g.name_hint) for g in added if g.name_hint in taken}
+        )
+        for g in reach:
+            mod.add(g, sub.functions[g], update=True)
+        for g in added:
+            func = renamed.visit(sub.functions[g])
+            assert isinstance(func, Function)
+            mod.add(renamed.names.get(g, g), func)
+        new = renamed.visit(derived)
+        assert isinstance(new, Function)
+        mod.add(gv, new)
         del pending[gv]
+
+
+class _Rename(ExprMutator):
+    """Replaces the globals in ``names``."""
+
+    def __init__(self, names: dict[GlobalVar, GlobalVar]) -> None:
+        super().__init__()
+        self.names = names
+
+    def visit_global_var(self, gv: GlobalVar) -> Expr:
+        return self.names.get(gv, gv)
 
 
 def derivative_call_target(

@@ -531,6 +531,14 @@ def _derivative_of(
         extra = " and optionally argnums=" if allowed else ""
         raise c.error(f"{what} takes one @relay function{extra}", node)
     target = args[0]
+    from relay.frontend.convert import _SelfRef
+
+    if isinstance(target, Py) and isinstance(target.value, _SelfRef):
+        raise c.error(
+            f"{what} of {target.value.name} inside {target.value.name}: the function differentiated "
+            "calls, through its callees, a derivative of itself",
+            node,
+        )
     if not isinstance(target, Py) or not isinstance(target.value, RelayFunction):
         raise c.error(
             f"{what} inside a @relay function differentiates a @relay function defined "

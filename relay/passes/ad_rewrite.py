@@ -107,6 +107,46 @@ def fresh_name(taken: set[str], base: str) -> str:
     return name
 
 
+def differentiable_type(ty: Type, data_types: bool = False) -> bool:
+    """A tensor (of any dtype: integers get zero derivatives) or a tuple of such (or, with
+    ``data_types``, a data type value, whose contents are checked where it is converted)."""
+    if isinstance(ty, TensorType):
+        return True
+    if data_types and (
+        isinstance(ty, GlobalTypeVar)
+        or (isinstance(ty, TypeCall) and isinstance(ty.func, GlobalTypeVar))
+    ):
+        return True
+    return isinstance(ty, TupleType) and all(differentiable_type(f, data_types) for f in ty.fields)
+
+
+def check_parameters(
+    func: Function, wrt: Sequence[int], what: str, data_types: bool = False
+) -> None:
+    """Raise CompileError unless each parameter in ``wrt`` is a tensor or a tuple of
+    tensors (or a data value, with ``data_types``), and each other parameter either is, or
+    holds no floating-point tensor (the derivative would have to track values it cannot
+    reach inside a function or reference value coming from outside)."""
+    allowed = "tensors, tuples and data types" if data_types else "tensors and tuples of them"
+    for i, p in enumerate(func.params):
+        ty = p.checked_type
+        if differentiable_type(ty, data_types):
+            continue
+        if i in wrt:
+            raise CompileError(
+                f"{what}: cannot differentiate with respect to the parameter %{p.name_hint} "
+                f"of type {ty} (only {allowed})",
+                p.span,
+            )
+        if mentions_float(ty):
+            raise CompileError(
+                f"{what}: the parameter %{p.name_hint} of type {ty} holds floating-point "
+                "tensors that a value from outside cannot carry derivatives for; pass the "
+                "tensors as parameters instead",
+                p.span,
+            )
+
+
 class ADTypes:
     """The rewriting of types (see the module docstring): ``pair`` gives the type a float
     tensor type becomes; the derived data types it needs are added to ``mod`` on first use,
@@ -117,7 +157,7 @@ class ADTypes:
         self.pair = pair
         self.suffix = suffix
         self.data: dict[GlobalTypeVar, GlobalTypeVar] = {}
-        self.ctors: dict[Constructor, Constructor] = {}
+        self.ctors: dict[str, Constructor] = {}  # by the original constructor's name
         self._needs: dict[GlobalTypeVar, bool] = {}
 
     def __call__(self, ty: Type) -> Type:
@@ -136,7 +176,9 @@ class ADTypes:
             return RefType(self(ty.value))
         if isinstance(ty, TypeCall):
             head = self(ty.func)
-            return TypeCall(head, tuple(self(a) for a in ty.args))
+            # a data type's arguments may be dimensions or dtypes (``Vec[n]``): kept as they are
+            args = tuple(self(a) if isinstance(a, Type) else a for a in ty.args)
+            return TypeCall(head, args)
         if isinstance(ty, GlobalTypeVar):
             return self.data_type(ty)
         if isinstance(ty, TypeVar):
@@ -145,9 +187,18 @@ class ADTypes:
             raise CompileError("differentiation: the program is not fully typed")
         raise CompileError(f"differentiation: values of type {ty} cannot be differentiated")
 
+    def canonical(self, gtv: GlobalTypeVar) -> GlobalTypeVar:
+        """The module's own header for the data type named like ``gtv`` (types name data
+        types; the frontend makes a header per annotation, and inference matches by name)."""
+        try:
+            return self.mod.get_global_type_var(gtv.name_hint)
+        except KeyError:
+            return gtv
+
     def needs_copy(self, gtv: GlobalTypeVar) -> bool:
         """True when the data type ``gtv`` (or one reachable through its fields) has a
         float tensor in a field: its values then need a derived data type."""
+        gtv = self.canonical(gtv)
         found = self._needs.get(gtv)
         if found is not None:
             return found
@@ -165,9 +216,9 @@ class ADTypes:
                     stack = [field]
                     while stack:
                         t = stack.pop()
-                        if isinstance(t, GlobalTypeVar) and t not in seen:
-                            seen.add(t)
-                            reach.append(t)
+                        if isinstance(t, GlobalTypeVar) and self.canonical(t) not in seen:
+                            seen.add(self.canonical(t))
+                            reach.append(self.canonical(t))
                         elif isinstance(t, TypeCall):
                             stack.append(t.func)
                             stack.extend(t.args)
@@ -182,6 +233,7 @@ class ADTypes:
 
     def data_type(self, gtv: GlobalTypeVar) -> GlobalTypeVar:
         """``gtv`` itself, or its derived copy over rewritten fields."""
+        gtv = self.canonical(gtv)
         if not self.needs_copy(gtv):
             return gtv
         found = self.data.get(gtv)
@@ -200,7 +252,7 @@ class ADTypes:
                 header,
                 con.tag,
             )
-            self.ctors[con] = new
+            self.ctors[con.name_hint] = new
             ctors.append(new)
         self.mod.add_type(TypeData(header, data.type_params, tuple(ctors)))
         return header
@@ -209,7 +261,7 @@ class ADTypes:
         """The constructor building rewritten values in place of ``con``."""
         if con.belong_to is not None:
             self.data_type(con.belong_to)
-        return self.ctors.get(con, con)
+        return self.ctors.get(con.name_hint, con)
 
 
 def field_of(e: Expr, i: int) -> Expr:
@@ -236,6 +288,18 @@ def sequence(stmts: Sequence[Expr], last: Expr) -> Expr:
     for s in reversed(stmts):
         out = Let(Var("_"), s, out)
     return out
+
+
+def _operands(e: Call | Tuple | TupleGetItem) -> tuple[Expr, ...]:
+    """What evaluating ``e`` evaluates first, in order (a closure callee before its
+    arguments, as the interpreter does)."""
+    if isinstance(e, Tuple):
+        return e.fields
+    if isinstance(e, TupleGetItem):
+        return (e.tuple_value,)
+    if isinstance(e.op, Op | GlobalVar | Constructor):
+        return e.args
+    return (e.op, *e.args)
 
 
 class GlobalRewrites:
@@ -292,7 +356,7 @@ class GlobalRewrites:
 
 class ValueRewriter(ExprFunctor[Expr]):
     """Rewrites one function body over derivative-carrying values (see the module
-    docstring). A mode supplies :meth:`lift`, :meth:`primal`, :meth:`op_call` and
+    docstring). A mode supplies :meth:`zero_carrier`, :meth:`op_call` and
     :meth:`extra_params` (what rewritten globals take first, e.g. the reverse mode's tape).
 
     Every node kind is overridden, so the memo is the functor's own and is scoped to the
@@ -305,6 +369,8 @@ class ValueRewriter(ExprFunctor[Expr]):
         self.vars: dict[Var, Expr] = {}
         self.blocks: list[list[tuple[Var, Expr]]] = []
         self._scopes: list[list[Expr]] = []
+        self._once: dict[Expr, list[Expr]] = {}  # rewritten effectful nodes, one per use
+        self._purity: dict[Expr, bool] = {}
 
     # -- the mode ------------------------------------------------------------------------------
 
@@ -312,13 +378,26 @@ class ValueRewriter(ExprFunctor[Expr]):
         """The parameters a rewritten global takes before the rewritten ones."""
         return ()
 
+    def zero_carrier(self, x: Expr, ty: TensorType) -> Expr:
+        """The derivative carrier of the float tensor ``x`` when its derivative is zero."""
+        raise NotImplementedError
+
     def lift(self, x: Expr, ty: Type) -> Expr:
         """The rewritten value of the plain value ``x`` of type ``ty`` (a zero derivative)."""
-        raise NotImplementedError
+        if is_float_tensor(ty):
+            assert isinstance(ty, TensorType)
+            return Tuple((x, self.zero_carrier(x, ty)))
+        if isinstance(ty, TupleType) and mentions_float(ty):
+            return Tuple(tuple(self.lift(field_of(x, i), f) for i, f in enumerate(ty.fields)))
+        return x
 
     def primal(self, x: Expr, ty: Type) -> Expr:
         """The plain value inside the rewritten value ``x`` (of plain type ``ty``)."""
-        raise NotImplementedError
+        if is_float_tensor(ty):
+            return field_of(x, 0)
+        if isinstance(ty, TupleType) and mentions_float(ty):
+            return Tuple(tuple(self.primal(field_of(x, i), f) for i, f in enumerate(ty.fields)))
+        return x
 
     def op_call(self, call: Call, op: Op, args: list[Expr], primals: list[Var | Constant]) -> Expr:
         """The rewritten value of the operator call ``call``: ``args`` are its rewritten
@@ -347,13 +426,60 @@ class ValueRewriter(ExprFunctor[Expr]):
         return self.close(self.visit(e))
 
     def visit(self, expr: Expr) -> Expr:
-        if expr in self.memo:
-            return self.memo[expr]
-        out = self._dispatch(expr)
-        self.memo[expr] = out
-        if self._scopes:
-            self._scopes[-1].append(expr)
-        return out
+        """The rewritten ``expr``. The dataflow under it (calls, tuples, projections,
+        evaluated in the current block) is rewritten first, operands before their users in
+        evaluation order, with an explicit stack: a deep expression needs no recursion.
+
+        A pure node shared by several users (graph form) is rewritten once and reused;
+        one that may have an effect (a reference operation, a call of a function, a
+        branch) is rewritten at each use, since the interpreter evaluates it at each use."""
+        memo, once = self.memo, self._once
+        if expr in memo:
+            return memo[expr]
+        if once.get(expr):
+            return once[expr].pop()
+        stack: list[tuple[Expr, bool]] = [(expr, False)]
+        while stack:
+            node, ready = stack.pop()
+            if node in memo:
+                continue
+            if not ready and isinstance(node, Call | Tuple | TupleGetItem):
+                stack.append((node, True))
+                stack.extend((k, False) for k in reversed(_operands(node)) if k not in memo)
+                continue
+            out = self._dispatch(node)
+            if self._is_pure(node):
+                memo[node] = out
+                if self._scopes:
+                    self._scopes[-1].append(node)
+            else:
+                once.setdefault(node, []).insert(0, out)  # consumed by the next use
+        return memo[expr] if expr in memo else once[expr].pop()
+
+    def _is_pure(self, e: Expr) -> bool:
+        """No effect can happen evaluating ``e``: variables, constants, globals,
+        constructors, closures (creating one runs nothing), and operator or constructor
+        calls, tuples and projections of pure operands."""
+        cache = self._purity
+        stack: list[tuple[Expr, bool]] = [(e, False)]
+        while stack:
+            node, done = stack.pop()
+            if node in cache:
+                continue
+            if isinstance(node, Var | GlobalVar | Constant | Constructor | Op | Function):
+                cache[node] = True
+            elif isinstance(node, Tuple | TupleGetItem) or (
+                isinstance(node, Call) and isinstance(node.op, Op | Constructor)
+            ):
+                kids = _operands(node)
+                if done:
+                    cache[node] = all(cache[k] for k in kids)
+                else:
+                    stack.append((node, True))
+                    stack.extend((k, False) for k in kids if k not in cache)
+            else:
+                cache[node] = False
+        return cache[e]
 
     def emit(self, value: Expr, ty: Type, hint: str = "t") -> Var:
         """Bind ``value`` (of type ``ty``) in the current block; its variable."""
@@ -383,12 +509,11 @@ class ValueRewriter(ExprFunctor[Expr]):
     def visit_global_var(self, gv: GlobalVar) -> Expr:
         # a global used as a value: a closure passing the extra parameters along
         ft = gv.checked_type
-        if not isinstance(ft, FuncType) or ft.type_params:
-            raise CompileError(
-                f"differentiation: the polymorphic global @{gv.name_hint} is used as a "
-                "value; wrap it in a lambda",
-                gv.span,
-            )
+        assert isinstance(ft, FuncType)
+        if ft.type_params:  # polymorphic: left for inference to instantiate at the use
+            params = tuple(Var(f"a{i}") for i in range(len(ft.arg_types)))
+            call = Call(self.globals.rewrite(gv), (*self.extra_params(), *params))
+            return Function(params, call)
         params = tuple(Var(f"a{i}", self.types(t)) for i, t in enumerate(ft.arg_types))
         call = Call(self.globals.rewrite(gv), (*self.extra_params(), *params))
         return Function(params, call, self.types(ft.ret_type))
@@ -477,6 +602,8 @@ class ValueRewriter(ExprFunctor[Expr]):
         return self.emit(new, UNIT, "_")
 
     def visit_call(self, call: Call) -> Expr:
+        callee = call.op
+        fn = None if isinstance(callee, Op | GlobalVar | Constructor) else self.visit(callee)
         args = [self.visit(a) for a in call.args]
         if isinstance(call.op, Op):
             primals: list[Var | Constant] = []
@@ -496,7 +623,7 @@ class ValueRewriter(ExprFunctor[Expr]):
         if isinstance(call.op, Constructor):
             con = self.types.constructor(call.op)
             return self.emit(Call(con, tuple(args), span=call.span), ty, "data")
-        fn = self.visit(call.op)
+        assert fn is not None
         return self.emit(Call(fn, tuple(args), type_args=type_args, span=call.span), ty, "call")
 
 

@@ -128,6 +128,56 @@ def _split(adj: Expr, ty: Type) -> _Adjoint:
     return out
 
 
+def _bind_shared(chain: list[tuple[Var, Expr]], body: Expr) -> tuple[list[tuple[Var, Expr]], Expr]:
+    """The block ``let chain; body`` with every operator call, tuple or projection that is
+    used more than once bound to a variable of its own, before its first use. Graph form
+    shares such a node, but an interpreter evaluates it at each use: the backward code
+    uses each primal value and each adjoint several times, so unbound it would run the
+    forward computation again for every use (exponentially often in a chain)."""
+    roots = [value for _, value in chain] + [body]
+    uses: dict[int, int] = {}
+    firsts: list[list[Expr]] = []  # per root: the nodes first reached there, operands first
+    for root in roots:
+        found: list[Expr] = []
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                found.append(node)
+                continue
+            n = uses.get(id(node), 0)
+            uses[id(node)] = n + 1
+            if n:
+                continue
+            stack.append((node, True))
+            if isinstance(node, Call):
+                kids: tuple[Expr, ...] = node.args
+            elif isinstance(node, Tuple):
+                kids = node.fields
+            elif isinstance(node, TupleGetItem):
+                kids = (node.tuple_value,)
+            else:
+                kids = ()
+            stack.extend((k, False) for k in reversed(kids))
+        firsts.append(found)
+    rename = ExprMutator()
+    out: list[tuple[Var, Expr]] = []
+    for i, root in enumerate(roots):
+        for node in firsts[i]:
+            if (
+                node is not root
+                and uses[id(node)] > 1
+                and isinstance(node, Call | Tuple | TupleGetItem)
+            ):
+                value = rename.visit(node)
+                var = Var(f"s{len(out)}")
+                out.append((var, value))
+                rename.memo[node] = var
+        if i < len(chain):
+            out.append((chain[i][0], rename.visit(root)))
+    return out, rename.visit(body)
+
+
 def first_order_gradient(
     func: Function, mod: Module | None = None, wrt: Sequence[int] | None = None
 ) -> Function:
@@ -201,8 +251,9 @@ def first_order_gradient(
         named.memo[e.value] = e.var
         e = e.body
     body: Expr = Tuple((result, named.visit(grads)))
-    for let in reversed(chain):
-        body = Let(let.var, let.value, body, span=let.span)
+    bindings, body = _bind_shared([(let.var, let.value) for let in chain], body)
+    for var, value in reversed(bindings):
+        body = Let(var, value, body)
     return Function(func.params, body, None, func.type_params, span=func.span)
 
 

@@ -27,16 +27,19 @@ reverse mode it gives Hessian-vector products without a Hessian: the JVP of a gr
 
 from __future__ import annotations
 
+from relay.errors import CompileError
 from relay.ir.expr import Call, Constant, Expr, Function, GlobalVar, Op, Tuple, Var
 from relay.ir.functor import ExprMutator
 from relay.ir.module import Module
-from relay.ir.types import FuncType, TupleType, Type
+from relay.ir.types import FuncType, TensorType, TupleType, Type
 from relay.op.elemwise import zeros_like
 from relay.op.registry import get_op
 from relay.passes.ad_rewrite import (
     ADTypes,
     GlobalRewrites,
     ValueRewriter,
+    check_parameters,
+    differentiable_type,
     field_of,
     is_float_tensor,
     mentions_float,
@@ -64,6 +67,14 @@ class ForwardAD:
         ``func``; the tangents have the parameters' types (integer ones are ignored)."""
         ft = func.checked_type
         assert isinstance(ft, FuncType)
+        check_parameters(
+            func, [i for i, p in enumerate(func.params) if mentions_float(p.checked_type)], "jvp"
+        )
+        if not differentiable_type(ft.ret_type):
+            raise CompileError(
+                f"jvp: the function must return tensors or tuples of them, got {ft.ret_type}",
+                func.span,
+            )
         rw = _Forward(self.globals)
         rw.open()
         xs = [typed_var(p.name_hint, p.checked_type, p.span) for p in func.params]
@@ -85,7 +96,12 @@ class ForwardAD:
 
 
 class _Forward(ValueRewriter):
-    """The forward mode's values: ``(x, tangent)``."""
+    """The forward mode's values: ``(x, tangent)``. Tangents known to be zero (of
+    constants and creation operators) are remembered, and passed to the rules as None."""
+
+    def __init__(self, globals_: GlobalRewrites) -> None:
+        super().__init__(globals_)
+        self.zeros: set[Var] = set()
 
     def pair(self, x: Expr, dx: Expr, ty: Type) -> Expr:
         """The rewritten value of ``x`` with tangent ``dx`` (both plain, of type ``ty``)."""
@@ -97,28 +113,12 @@ class _Forward(ValueRewriter):
                     self.pair(field_of(x, i), field_of(dx, i), f) for i, f in enumerate(ty.fields)
                 )
             )
-        if mentions_float(ty):
-            from relay.errors import CompileError
-
-            raise CompileError(
-                f"jvp: a parameter of type {ty} cannot be given a tangent (only tensors and "
-                "tuples of them)"
-            )
         return x
 
-    def lift(self, x: Expr, ty: Type) -> Expr:
-        if is_float_tensor(ty):
-            return Tuple((x, self.emit(zeros_like(x), ty, "zero")))
-        if isinstance(ty, TupleType) and mentions_float(ty):
-            return Tuple(tuple(self.lift(field_of(x, i), f) for i, f in enumerate(ty.fields)))
-        return x
-
-    def primal(self, x: Expr, ty: Type) -> Expr:
-        if is_float_tensor(ty):
-            return field_of(x, 0)
-        if isinstance(ty, TupleType) and mentions_float(ty):
-            return Tuple(tuple(self.primal(field_of(x, i), f) for i, f in enumerate(ty.fields)))
-        return x
+    def zero_carrier(self, x: Expr, ty: TensorType) -> Expr:
+        zero = self.emit(zeros_like(x), ty, "zero")
+        self.zeros.add(zero)
+        return zero
 
     def tangent(self, x: Expr, ty: Type, plain: Expr) -> Expr:
         """The tangent inside the rewritten value ``x`` (zeros for integer parts of the
@@ -148,7 +148,10 @@ class _Forward(ValueRewriter):
                 tangents.append(None)
                 continue
             dx = self.tangent(a, t, p)
-            tangents.append(dx if isinstance(dx, Var) else self.emit(dx, t, "dx"))
+            if isinstance(dx, Var) and dx in self.zeros:
+                tangents.append(None)
+            else:
+                tangents.append(dx if isinstance(dx, Var) else self.emit(dx, t, "dx"))
         if all(t is None for t in tangents):
             return self.lift(y, out_ty)  # a creation operator: a zero tangent
         primal_call = typed(Call(op, tuple(primals), call.attrs, span=call.span), out_ty)

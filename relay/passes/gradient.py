@@ -17,6 +17,7 @@ fragment (:func:`is_first_order`) and the higher-order mode otherwise.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 
 from relay.errors import CompileError
@@ -33,7 +34,7 @@ from relay.ir.expr import (
     Var,
 )
 from relay.ir.module import Module
-from relay.ir.types import FuncType
+from relay.passes.ad_rewrite import check_parameters, differentiable_type
 from relay.passes.first_order_ad import first_order_gradient
 from relay.passes.higher_order_ad import ReverseAD
 from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
@@ -69,23 +70,32 @@ def is_first_order(func: Function) -> bool:
     return True
 
 
-def _wrt(func: Function, argnums: int | Sequence[int] | None) -> list[int]:
-    n = len(func.params)
+def normalize_argnums(argnums: object, arity: int) -> int | tuple[int, ...] | None:
+    """``argnums`` checked against a function of ``arity`` parameters: None (all), one
+    index, or a tuple of distinct indices, negative ones counted from the end; raises
+    ValueError saying what is wrong."""
     if argnums is None:
-        return list(range(n))
-    nums = [argnums] if isinstance(argnums, int) else list(argnums)
+        return None
+    single = not isinstance(argnums, list | tuple)
     out = []
-    for i in nums:
-        if isinstance(i, bool) or not isinstance(i, int) or not -n <= i < n:
-            raise CompileError(
-                f"gradient: argnums {argnums!r} is out of range for a function of {n} "
-                f"parameter{'s' if n != 1 else ''}",
-                func.span,
+    for i in [argnums] if single else list(argnums):  # type: ignore[call-overload]
+        if isinstance(i, bool):
+            raise ValueError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        try:
+            k = operator.index(i)  # type: ignore[arg-type]
+        except TypeError:
+            raise ValueError(
+                f"argnums must be an int or a tuple of ints, got {argnums!r}"
+            ) from None
+        if not -arity <= k < arity:
+            s = "s" if arity != 1 else ""
+            raise ValueError(
+                f"argnums {argnums!r} is out of range for a function of {arity} parameter{s}"
             )
-        out.append(i % n)
+        out.append(k % arity)
     if len(set(out)) != len(out):
-        raise CompileError(f"gradient: argnums {argnums!r} repeats a parameter", func.span)
-    return out
+        raise ValueError(f"argnums {argnums!r} repeats a parameter")
+    return out[0] if single else tuple(out)
 
 
 def gradient(
@@ -116,13 +126,26 @@ def gradient(
         raise TypeError(f"gradient: expected a Function, got {type(func).__name__}")
     infer_type(mod)
     infer_type(func, mod)
-    wrt = _wrt(func, argnums)
-    first_order = is_first_order(func)
+    try:
+        nums = normalize_argnums(argnums, len(func.params))
+    except ValueError as err:
+        raise CompileError(f"gradient: {err}", func.span) from None
+    wrt = (
+        list(range(len(func.params)))
+        if nums is None
+        else [nums]
+        if isinstance(nums, int)
+        else list(nums)
+    )
+    # data values (a List of weights) are for the higher-order mode, which converts them
+    plain = all(differentiable_type(func.params[i].checked_type) for i in wrt)
+    check_parameters(func, wrt, "gradient", data_types=mode != "first_order")
+    first_order = is_first_order(func) and plain
     if mode == "first_order" or (mode == "auto" and first_order):
         derived = first_order_gradient(func, mod, wrt)
     else:
         derived = ReverseAD(mod).gradient(func, wrt)
-    if isinstance(argnums, int):  # the one gradient itself, not a 1-tuple
+    if isinstance(nums, int):  # the one gradient itself, not a 1-tuple
         r = Var("r")
         single = Tuple((TupleGetItem(r, 0), TupleGetItem(TupleGetItem(r, 1), 0)))
         body = Let(r, derived.body, single)
@@ -154,20 +177,11 @@ def Gradient(
     return ModulePass(run, PassInfo("Gradient", 0, required=("InferType",)))
 
 
-def gradient_type(ty: FuncType, argnums: Sequence[int] | None = None) -> FuncType:
-    """The type of the gradient of a function of type ``ty``."""
-    from relay.ir.types import TupleType
-
-    wrt = range(len(ty.arg_types)) if argnums is None else argnums
-    grads = TupleType(tuple(ty.arg_types[i] for i in wrt))
-    return FuncType(ty.arg_types, TupleType((ty.ret_type, grads)), ty.type_params)
-
-
 __all__ = [
     "MODES",
     "Gradient",
     "first_order_gradient",
     "gradient",
-    "gradient_type",
     "is_first_order",
+    "normalize_argnums",
 ]

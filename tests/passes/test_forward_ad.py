@@ -10,9 +10,10 @@ from hypothesis import given, settings, strategies as st
 
 import relay
 from relay.errors import CompileError
-from relay.ir import Module
+from relay.ir import Expr, Function, Module, TensorType, Var
 from relay.passes.forward_ad import jvp
 from relay.passes.gradient import gradient
+from tests.passes.test_higher_order_ad import straight_line
 
 HEAD = '#[version = "0.0.5"]\n'
 V3 = "Tensor[(3,), float64]"
@@ -191,18 +192,11 @@ def test_forward_over_forward_second_directional_derivative() -> None:
 
 @st.composite
 def programs(draw: st.DrawFn) -> str:
-    names = ["%x", "%y"]
-    lines = []
-    for i in range(draw(st.integers(1, 6))):
-        a, b = draw(st.sampled_from(names)), draw(st.sampled_from(names))
-        op = draw(st.sampled_from(["add", "subtract", "multiply", "sin", "tanh", "sigmoid"]))
-        expr = f"{op}({a}, {b})" if op in ("add", "subtract", "multiply") else f"{op}({a})"
-        lines.append(f"let %t{i} = {expr};")
-        names.append(f"%t{i}")
-    body = " ".join(lines)
+    """A random straight-line body under a data-dependent branch."""
+    body = draw(straight_line()).split("{ ", 1)[1].rsplit(" }", 1)[0]
     return f"""
         def @main(%x: V3, %y: V3) -> V3 {{
-          if (sum(%x) > 0f64) {{ {body} {names[-1]} }} else {{ %x * %y }}
+          if (sum(%x) > 0f64) {{ {body} }} else {{ %x * %y }}
         }}"""
 
 
@@ -234,5 +228,18 @@ def test_errors() -> None:
     with pytest.raises(relay.RelayError, match=r"cannot differentiate through floor_divide"):
         jvp("main", floor)
     fparam = module("def @main(%f: fn (V3) -> V3, %x: V3) -> V3 { %f(%x) }")
-    with pytest.raises(CompileError, match=r"jvp: a parameter of type fn"):
+    with pytest.raises(
+        CompileError, match=r"jvp: cannot differentiate with respect to the parameter %f of type fn"
+    ):
         jvp("main", fparam)
+
+
+def test_deep_dataflow_without_lets_needs_no_recursion() -> None:
+    x = Var("x", TensorType((2,), "float64"))
+    body: Expr = x
+    for _ in range(3000):
+        body = relay.op.multiply(body, relay.const(np.float64(1.001)))
+    mod = Module()
+    f = jvp(Function((x,), body), mod)
+    _, tangent = relay.interpret(f, np.ones(2), np.array([1.0, 2.0]), mod=mod)  # type: ignore[misc]
+    np.testing.assert_allclose(tangent, np.array([1.0, 2.0]) * 1.001**3000)

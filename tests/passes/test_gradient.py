@@ -78,18 +78,31 @@ def test_the_generated_ir() -> None:
     expected = function(
         """fn (%x: T23) {
           let %a = exp(%x);
-          %0 = multiply(%a, %x);
-          %1 = ones_like(%0);
-          %2 = multiply(%1, %a);
+          let %s1 = multiply(%a, %x);
+          let %s2 = ones_like(%s1);
+          %2 = multiply(%s2, %a);
           %3 = collapse_sum_like(%2, %x);
-          %4 = multiply(%1, %x);
+          %4 = multiply(%s2, %x);
           %5 = collapse_sum_like(%4, %a);
           %6 = multiply(%5, %a);
           %7 = add(%3, %6);
-          (%0, (%7,))
+          (%s1, (%7,))
         }"""
     )
     relay.assert_structural_equal(first_order_gradient(f), expected)
+
+
+def test_shared_values_are_bound_once() -> None:
+    # graph form shares nodes, but the interpreter evaluates a node at each use: without
+    # bindings a chain's backward code would recompute the forward exponentially often
+    x = Var("x", TensorType((2,), "float64"))
+    body: Expr = x
+    for _ in range(40):
+        body = relay.op.multiply(body, body)
+    g = first_order_gradient(Function((x,), body))
+    value, (dx,) = relay.interpret(g, np.array([1.0, 1.0]))
+    np.testing.assert_allclose(value, [1.0, 1.0])
+    np.testing.assert_allclose(dx, [2.0**40, 2.0**40])
 
 
 def test_a_non_differentiable_operator_on_the_path_is_named() -> None:

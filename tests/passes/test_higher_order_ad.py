@@ -5,13 +5,15 @@ is well typed and survives the standard pipeline."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import relay
 from relay.errors import CompileError
-from relay.ir import Function, Module
+from relay.ir import Expr, Function, Let, Module, TensorType, Var
 from relay.passes import PassContext, standard_pipeline
 from relay.passes.gradient import Gradient, gradient, is_first_order
 from relay.testing import numerical_gradient
@@ -367,3 +369,135 @@ def test_errors() -> None:
         gradient("main", floor)
     with pytest.raises(ValueError, match=r"gradient mode must be one of"):
         gradient("main", floor, mode="sideways")
+
+
+def test_long_programs_need_no_recursion() -> None:
+    # each binding is a backward step on the tape; the tape runs as tail calls
+    n = 3000
+    x = Var("x", TensorType((2,), "float64"))
+    names = [Var(f"v{i}") for i in range(n)]
+    body: Expr = names[-1]
+    for i in reversed(range(n)):
+        prev = names[i - 1] if i else x
+        body = Let(names[i], relay.op.multiply(prev, relay.const(np.float64(1.001))), body)
+    limit = sys.getrecursionlimit()
+    mod = Module()
+    g = gradient(Function((x,), body), mod, mode="higher_order")
+    assert sys.getrecursionlimit() == limit
+    value, (gx,) = relay.interpret(g, np.ones(2), mod=mod)  # type: ignore[misc]
+    np.testing.assert_allclose(value, np.full(2, 1.001**n))
+    np.testing.assert_allclose(gx, np.full(2, 1.001**n))
+
+
+def test_deep_dataflow_without_lets_needs_no_recursion() -> None:
+    x = Var("x", TensorType((2,), "float64"))
+    body: Expr = x
+    for _ in range(3000):
+        body = relay.op.multiply(body, relay.const(np.float64(1.001)))
+    mod = Module()
+    g = gradient(Function((x,), body), mod, mode="higher_order")
+    _, (gx,) = relay.interpret(g, np.ones(2), mod=mod)  # type: ignore[misc]
+    np.testing.assert_allclose(gx, np.full(2, 1.001**3000))
+
+
+def test_a_shared_effectful_node_runs_at_each_use() -> None:
+    # graph form: %r's cell is written by %w, then read; the interpreter evaluates shared
+    # nodes at each use, and the derivative must describe that same program
+    src = """
+        def @main(%x: V3, %y: V3) -> V3 {
+          %r = ref(%x);
+          %w = ref_write(%r, %y);
+          (%w, ref_read(%r)).1
+        }
+        """
+    mod = module(src)
+    grad_of(mod)
+    np.testing.assert_allclose(run(mod, "main", X, Y), X)  # a fresh cell at each use
+    value, (dx, dy) = run(mod, "main_grad", X, Y)  # type: ignore[misc]
+    np.testing.assert_allclose(value, X)
+    np.testing.assert_allclose(dx, np.ones(3))
+    np.testing.assert_allclose(dy, np.zeros(3))
+
+
+def test_a_polymorphic_global_used_as_a_value() -> None:
+    # the prelude's @iterate returns @id (polymorphic) as a value for n = 0
+    mod = module(
+        """
+        def @main(%x: V3, %y: V3) -> V3 {
+          let %f = @iterate(fn (%v: V3) -> V3 { sin(%v) * %y }, 3);
+          %f(%x)
+        }
+        """,
+        prelude=True,
+    )
+    grad_of(mod)
+    value, grads = run(mod, "main_grad", X, Y)  # type: ignore[misc]
+    np.testing.assert_allclose(value, run(mod, "main", X, Y))
+    for got, want in zip(grads, numeric(mod, "main", X, Y), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_a_data_type_over_a_shape_parameter() -> None:
+    mod = module(
+        """
+        type Vec[n: Shape] { MkV(Tensor[(n,), float64]) }
+        def @un(%v: Vec[n]) -> Tensor[(n,), float64] { match (%v) { MkV(%t) => %t } }
+        def @main(%x: V3, %y: V3) -> V3 { @un(MkV(%x * %y)) * %x }
+        """
+    )
+    grad_of(mod)
+    _, (dx, dy) = run(mod, "main_grad", X, Y)  # type: ignore[misc]
+    np.testing.assert_allclose(dx, 2 * X * Y)
+    np.testing.assert_allclose(dy, X * X)
+    assert "Vec_rev" in {g.name_hint for g in mod.type_definitions}
+
+
+def test_gradient_with_respect_to_a_data_value() -> None:
+    mod = module(
+        """
+        type Tree {
+          Leaf(V3, int32),
+          Node(Tree, Tree),
+        }
+        def @total(%t: Tree, %x: V3) -> V3 {
+          match (%t) {
+            Leaf(%v, %k) => %v * %x,
+            Node(%l, %r) => @total(%l, %x) * @total(%r, %x),
+          }
+        }
+        def @main(%t: Tree, %x: V3) -> V3 { @total(%t, %x) }
+        """
+    )
+    grad_of(mod)
+    tree_t = mod.get_type("Tree")
+    leaf, node = tree_t.constructors
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    from relay.backend.interpreter.values import ConstructorValue
+
+    one, two = np.array(1, "int32"), np.array(2, "int32")
+    tree = ConstructorValue(
+        node, (ConstructorValue(leaf, (a, one)), ConstructorValue(leaf, (b, two)))
+    )
+    value, (gt, gx) = run(mod, "main_grad", tree, X)  # type: ignore[misc]
+    np.testing.assert_allclose(value, a * X * b * X)
+    np.testing.assert_allclose(gx, 2 * a * b * X)
+    (ga, ka), (gb, kb) = (leaf_value.fields for leaf_value in gt.fields)
+    np.testing.assert_allclose(ga, X * b * X)
+    np.testing.assert_allclose(gb, a * X * X)
+    assert ka == 0 and kb == 0  # integers get zero gradients
+    names = {g.name_hint for g in mod.functions}
+    assert {"Tree_rev_lift", "Tree_adjoint", "total_rev"} <= names
+
+
+def test_data_parameters_need_the_higher_order_mode_and_no_closures() -> None:
+    lst = module("def @main(%l: List[V3], %x: V3) -> V3 { %x * %x }", prelude=True)
+    with pytest.raises(CompileError, match=r"only tensors and tuples of them\)"):
+        gradient("main", lst, mode="first_order")
+    from relay.backend.interpreter.values import ConstructorValue
+
+    nil = ConstructorValue(lst.get_constructor("Nil"))
+    _, (_, gx) = relay.interpret(gradient("main", lst), nil, X, mod=lst)  # type: ignore[misc]
+    np.testing.assert_allclose(gx, 2 * X)
+    fns = module("def @main(%l: List[fn (V3) -> V3], %x: V3) -> V3 { %x }", prelude=True)
+    with pytest.raises(CompileError, match=r"cannot carry adjoints from outside"):
+        gradient("main", fns)

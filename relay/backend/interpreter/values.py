@@ -307,7 +307,10 @@ def describe_value(value: Value) -> str:
         return "a reference"
     if isinstance(value, Op):
         return f"the operator {value.name}"
-    return f"the constructor {value.name_hint}"
+    name = getattr(value, "name_hint", None)
+    if name is not None:
+        return f"the constructor {name}"
+    return f"a Python {type(value).__name__} (not a Relay value)"
 
 
 def _arrays_equal(a: npt.NDArray[Any], b: npt.NDArray[Any], rtol: float, atol: float) -> bool:
