@@ -38,9 +38,15 @@ Algorithms and semantics:
 * ``nn.softmax``/``nn.log_softmax`` subtract the maximum first (a zero-size tensor gives an
   empty result of its shape, as numpy's elementwise operations do); ``nn.gelu`` (absent in Relay)
   is the exact ``x * (1 + erf(x / sqrt 2)) / 2``.
-* ``nn.batch_norm`` is the inference form: ``(x - moving_mean) / sqrt(moving_var + epsilon) *
-  gamma + beta`` along ``axis``, returning ``(out, moving_mean, moving_var)`` as Relay's
-  compute did; ``center``/``scale`` False drop ``beta``/``gamma``. ``nn.layer_norm``
+* ``nn.batch_norm`` is by default the inference form: ``(x - moving_mean) / sqrt(moving_var +
+  epsilon) * gamma + beta`` along ``axis``, returning ``(out, moving_mean, moving_var)`` as
+  Relay's compute did; ``center``/``scale`` False drop ``beta``/``gamma``. ``training=True``
+  is ``torch.nn.functional.batch_norm(training=True)``: ``out`` normalizes with the mean and
+  the biased variance of ``x`` over every axis but ``axis``, and the 2nd and 3rd results are
+  the updated moving statistics ``(1 - momentum) * moving_mean + momentum * mean`` and
+  ``(1 - momentum) * moving_var + momentum * var * n / (n - 1)``: the unbiased variance, as
+  PyTorch's running variance (``n`` values per channel; ``n < 2`` is rejected, as PyTorch
+  rejects one value per channel: no unbiased variance). ``nn.layer_norm``
   normalizes over ``axis`` with the biased variance. ``nn.dropout`` is the inference
   identity, returning ``(data, ones)`` (the mask of kept elements).
 * ``nn.pad`` takes ``pad_value`` as a rank-0 second input (cast to the data dtype);
@@ -856,6 +862,18 @@ def _batch_flatten_ref(data: Array) -> Array:
 # ---- normalization, dropout, losses -------------------------------------------------------------
 
 
+def _known_batch_count(shape: Sequence[Dim], ax: int) -> int | None:
+    """The number of values each channel's batch statistics are taken over (the product of
+    every extent but ``ax``'s), if those extents are known."""
+    extents = [d for i, d in enumerate(shape) if i != ax]
+    known = [d for d in extents if isinstance(d, int)]
+    return math.prod(known) if len(known) == len(extents) else None
+
+
+def _few_values_message(op: str, data: str) -> str:
+    return f"{op}: training needs more than one value per channel, got {data}"
+
+
 def _batch_norm_ref(
     data: Array,
     gamma: Array,
@@ -867,8 +885,11 @@ def _batch_norm_ref(
     epsilon: float,
     center: bool,
     scale: bool,
+    training: bool = False,
+    momentum: float = 0.1,
 ) -> tuple[Array, Array, Array]:
     op = "nn.batch_norm"
+    _check_momentum({"momentum": momentum})
     x = np.asarray(data)
     _need_float(op, x)
     if x.ndim == 0:
@@ -876,18 +897,43 @@ def _batch_norm_ref(
     params = {"gamma": gamma, "beta": beta, "moving_mean": moving_mean, "moving_var": moving_var}
     shaped = {k: _wide(_channel_param(op, x, np.asarray(p), axis, k)) for k, p in params.items()}
     w = _wide(x)
-    with np.errstate(all="ignore"):
-        out = (w - shaped["moving_mean"]) / np.sqrt(
-            shaped["moving_var"] + np.asarray(epsilon, w.dtype)
+    eps = np.asarray(epsilon, w.dtype)
+    if not training:
+        with np.errstate(all="ignore"):
+            out = (w - shaped["moving_mean"]) / np.sqrt(shaped["moving_var"] + eps)
+            if scale:
+                out = out * shaped["gamma"]
+            if center:
+                out = out + shaped["beta"]
+        return (
+            np.asarray(out.astype(x.dtype)),
+            np.asarray(moving_mean).copy(),
+            np.asarray(moving_var).copy(),
         )
+    ax = _norm_axis(op, axis, x.ndim)
+    count = _known_batch_count(x.shape, ax)
+    assert count is not None
+    if count < 2:
+        raise ValueError(_few_values_message(op, f"data of shape {_shape_str(x.shape)}"))
+    others = tuple(i for i in range(x.ndim) if i != ax)
+    with np.errstate(all="ignore"):
+        mu = np.mean(w, axis=others, keepdims=True)
+        var = np.mean((w - mu) ** 2, axis=others, keepdims=True)
+        out = (w - mu) / np.sqrt(var + eps)
         if scale:
             out = out * shaped["gamma"]
         if center:
             out = out + shaped["beta"]
+        keep = np.asarray(1.0 - momentum, w.dtype)
+        new = np.asarray(momentum, w.dtype)
+        unbiased = var * np.asarray(count / (count - 1), w.dtype)
+        new_mean = keep * shaped["moving_mean"] + new * mu
+        new_var = keep * shaped["moving_var"] + new * unbiased
+    dtype = np.asarray(moving_mean).dtype
     return (
         np.asarray(out.astype(x.dtype)),
-        np.asarray(moving_mean).copy(),
-        np.asarray(moving_var).copy(),
+        np.asarray(new_mean.reshape(-1).astype(dtype)),
+        np.asarray(new_var.reshape(-1).astype(dtype)),
     )
 
 
@@ -1537,12 +1583,17 @@ def _batch_flatten_rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
 def _batch_norm_rel(types: list[Type], attrs: Attrs, r: Reporter) -> bool:
     """Float data, gamma, beta, moving_mean, moving_var (c,) for axis -> (data, (c,), (c,))."""
     op = "nn.batch_norm"
+    _check_attr_values(op, attrs)
     if not is_known(types[0]):
         return False
     x = _ranked(types[0], op, "data", min_rank=1)
     _need_dtype(x, op, "data", _FLOAT)
     axis = _int_attr(attrs, "axis")
     ax = normalize_axis(axis, x.ndim, op)
+    if attrs.get("training", False):
+        count = _known_batch_count(x.shape, ax)
+        if count is not None and count < 2:
+            raise RelationError(_few_values_message(op, str(x)))
     names = ("gamma", "beta", "moving_mean", "moving_var")
     params = [
         _param_rel(op, r, x, ax, axis, t, what) for t, what in zip(types[1:5], names, strict=True)
@@ -1737,6 +1788,13 @@ def _check_rate(attrs: Mapping[str, object]) -> None:
         raise AttrValidationError(f"nn.dropout: rate must be in [0, 1], got {rate}")
 
 
+def _check_momentum(attrs: Mapping[str, object]) -> None:
+    momentum = attrs.get("momentum", 0.1)
+    assert isinstance(momentum, int | float)
+    if not 0.0 <= momentum <= 1.0:
+        raise AttrValidationError(f"nn.batch_norm: momentum must be in [0, 1], got {momentum}")
+
+
 def _check_units(op: str) -> Callable[[Mapping[str, object]], None]:
     def check(attrs: Mapping[str, object]) -> None:
         units = attrs["units"]
@@ -1771,6 +1829,7 @@ _STATIC_CHECKS: dict[str, Callable[[Mapping[str, object]], None]] = {
     "nn.adaptive_avg_pool2d": _check_layouts("nn.adaptive_avg_pool2d"),
     "nn.pad": _check_pad,
     "nn.dropout": _check_rate,
+    "nn.batch_norm": _check_momentum,
     "nn.dense": _check_units("nn.dense"),
     "nn.matmul": _check_units("nn.matmul"),
 }
@@ -1959,8 +2018,14 @@ _register(
     5,
     _batch_norm_ref,
     OpPattern.OUT_ELEMWISE_FUSABLE,
-    "Inference batch normalization along axis; gives (out, moving_mean, moving_var).",
-    [attr("axis", "int", 1), *_NORM_ATTRS],
+    "Batch normalization along axis by the moving statistics, or by the batch's when training "
+    "(which updates them); gives (out, moving_mean, moving_var).",
+    [
+        attr("axis", "int", 1),
+        *_NORM_ATTRS,
+        attr("training", "bool", False),
+        attr("momentum", "float", 0.1),
+    ],
 )
 _register(
     "nn.layer_norm",
@@ -2300,10 +2365,25 @@ def batch_norm(
     epsilon: float = 1e-5,
     center: bool = True,
     scale: bool = True,
+    training: bool = False,
+    momentum: float = 0.1,
 ) -> Call:
-    """``nn.batch_norm(data, gamma, beta, moving_mean, moving_var)``: inference batch
-    normalization along ``axis``; the call's value is ``(out, moving_mean, moving_var)``."""
-    attrs = {"axis": axis, "epsilon": epsilon, "center": center, "scale": scale}
+    """``nn.batch_norm(data, gamma, beta, moving_mean, moving_var)``: batch normalization
+    along ``axis``; the call's value is ``(out, moving_mean, moving_var)``.
+
+    By default (inference) ``out`` normalizes with the moving statistics, which are returned
+    unchanged. With ``training=True`` (``torch.nn.functional.batch_norm(training=True)``) it
+    normalizes with the mean and biased variance of ``data`` over every axis but ``axis``,
+    and returns the moving statistics updated as ``(1 - momentum) * moving + momentum *
+    batch`` (the variance with the unbiased batch estimate, as PyTorch does)."""
+    attrs = {
+        "axis": axis,
+        "epsilon": epsilon,
+        "center": center,
+        "scale": scale,
+        "training": training,
+        "momentum": momentum,
+    }
     return _call("nn.batch_norm", [data, gamma, beta, moving_mean, moving_var], attrs)
 
 
@@ -2362,9 +2442,13 @@ def cross_entropy_with_logits(predictions: Expr, targets: Expr) -> Call:
 #   adaptive average pooling are compositions: a broadcast divided by the count, and products
 #   with the constant averaging matrices of rows and of columns.
 # * softmax: s * (g - sum(g * s)); log_softmax: g - exp(out) * sum(g) (sums along the axis).
-# * batch_norm has only the inference form (the statistics are inputs, never computed from the
-#   batch): its result is affine in the data, each parameter's adjoint is a per-channel sum,
-#   and the moving statistics also take the adjoints of the 2nd and 3rd results, which they are.
+# * batch_norm's inference form (the statistics are inputs): its result is affine in the data,
+#   each parameter's adjoint is a per-channel sum, and the moving statistics also take the
+#   adjoints of the 2nd and 3rd results, which they are. The training form differentiates
+#   through the batch statistics, dx = gamma * inv / n * (n g - sum(g) - xhat * sum(g * xhat))
+#   over the n values of each channel, and adds the updated statistics' linear shares: their
+#   adjoints times (1 - momentum) to the moving statistics, and through the batch mean and
+#   variance (times momentum) to the data. n is read from the shape at run time if unknown.
 # * layer_norm: dx = (dy - mean(dy) - xhat * mean(dy * xhat)) / std with dy = g * gamma.
 # * pad: constant padding's data adjoint is the adjoint padded by the negated widths (a crop,
 #   or zeros where the padding cropped); pad_value's is the adjoint's sum over the padding.
@@ -2956,9 +3040,83 @@ def _batch_flatten_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [_grad_call("reshape_like", out_grad, call.args[0])]
 
 
+def _is_training(call: Call) -> bool:
+    return bool(call.attrs.get("training", False))
+
+
+def _momentum(call: Call) -> float:
+    momentum = call.attrs.get("momentum", 0.1)
+    assert isinstance(momentum, int | float)
+    return float(momentum)
+
+
+def _batch_ratio(x: Expr, ax: int, rank: int, numerator: float, offset: int) -> Expr:
+    """``numerator / (count - offset)`` as a rank-0 tensor of ``x``'s dtype, where ``count`` is
+    the number of values per channel of ``x`` (every axis but ``ax``); read from the shape at
+    run time when an extent is not known."""
+    known = _known_batch_count(_arg_type(x).shape, ax)
+    if known is not None:
+        return _scalar(numerator / (known - offset), x)
+    others = [i for i in range(rank) if i != ax]
+    index = const(np.asarray(others, dtype=np.int32))
+    extents = _grad_call("take", _grad_call("shape_of", x), index, axis=0)
+    count = _grad_call("cast_like", _grad_call("prod", extents), x)
+    return _div(_scalar(numerator, x), _sub(count, _scalar(float(offset), x)))
+
+
+def _batch_stats(call: Call, x: Expr, ax: int) -> tuple[Expr, Expr, Expr]:
+    """The training form's ``(x - mean, inv, xhat)``: the batch mean and the biased variance
+    over every axis but ``ax`` (kept as axes of extent 1, so they broadcast against ``x``),
+    ``inv = (var + eps)^-1/2`` and ``xhat = (x - mean) * inv``."""
+    eps = call.attrs["epsilon"]
+    assert isinstance(eps, int | float)
+    over = {"axis": [ax], "exclude": True, "keepdims": True}
+    mean = _grad_call("mean", x, **over)
+    var = _grad_call("variance", x, mean, **over)
+    inv = _grad_call("rsqrt", _add(var, _scalar(float(eps), x)))
+    centered = _sub(x, mean)
+    return centered, inv, _mul(centered, inv)
+
+
+def _batch_norm_training_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    # out = xhat * gamma + beta with the batch statistics: dx = gamma * inv / n *
+    # (n g - sum(g) - xhat * sum(g * xhat)); the updated statistics (1 - m) * moving + m * batch
+    # add m g_mean / n (d mean / dx = 1 / n) and 2 m g_var (x - mean) / (n - 1) (the unbiased
+    # variance's d / dx; the mean's share cancels as sum(x - mean) = 0)
+    x, gamma, _, _, _ = call.args
+    g, g_mean, g_var = _fields(out_grad, 3)
+    rank, ax = _channel_axis(call, x)
+    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
+    m = _momentum(call)
+
+    def along(p: Expr) -> Expr:
+        return _along(p, ax, rank)
+
+    centered, inv, xhat = _batch_stats(call, x, ax)
+    g_sum = _per_channel(g, ax, rank)
+    g_xhat = _per_channel(_mul(g, xhat), ax, rank)
+    per_value = _batch_ratio(x, ax, rank, 1.0, 0)
+    spread = _sub(g, along(_mul(g_sum, per_value)))
+    slope = _mul(inv, along(gamma)) if scale else inv
+    dx: Expr = _mul(slope, _sub(spread, _mul(xhat, along(_mul(g_xhat, per_value)))))
+    if m:
+        dx = _add(dx, along(_mul(g_mean, _batch_ratio(x, ax, rank, m, 0))))
+        dx = _add(dx, _mul(centered, along(_mul(g_var, _batch_ratio(x, ax, rank, 2 * m, 1)))))
+    keep = _scalar(1.0 - m, x)
+    return [
+        dx,
+        g_xhat if scale else None,
+        g_sum if center else None,
+        _mul(g_mean, keep),
+        _mul(g_var, keep),
+    ]
+
+
 @gradient_rule("nn.batch_norm")
 def _batch_norm_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    # out = (x - mean) * inv * gamma + beta with inv = (var + eps)^-1/2, per channel
+    # inference: out = (x - mean) * inv * gamma + beta with inv = (var + eps)^-1/2, per channel
+    if _is_training(call):
+        return _batch_norm_training_grad(call, out_grad)
     x, gamma, _, mean, var = call.args
     g, g_mean, g_var = _fields(out_grad, 3)
     rank, ax = _channel_axis(call, x)
@@ -3056,7 +3214,9 @@ def _cross_entropy_with_logits_grad(call: Call, out_grad: Expr) -> list[Expr | N
 # zeros), an exact composition. The normalizations differentiate their formulas:
 # layer_norm's d xhat = inv * (dc - xhat * mean(xhat * dc)) with dc = dx - mean(dx), and
 # batch_norm's (inference form) d xhat = (dx - d mean) * inv - xhat * d var / 2 (var + eps);
-# its 2nd and 3rd results are its moving statistics, whose tangents pass through.
+# its 2nd and 3rd results are its moving statistics, whose tangents pass through. The training
+# form's d xhat is layer_norm's over the batch axes, and its updated statistics move by
+# (1 - momentum) times their tangents plus momentum times those of the batch statistics.
 
 JvpTangents = list[Expr | None]
 
@@ -3322,10 +3482,63 @@ def _layer_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     return d_out
 
 
+def _batch_norm_training_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
+    # out = xhat * gamma + beta with the batch statistics: d xhat = inv * (dc - xhat *
+    # mean(xhat * dc)), dc = dx - mean(dx) (layer_norm's, over every axis but the channel's);
+    # the updated statistics move by (1 - m) * their tangent + m * d mean, m * d unbiased var
+    # with d mean = sum(dx) / n and d unbiased var = 2 sum((x - mean) * dx) / (n - 1)
+    x, gamma, _, moving_mean, moving_var = call.args
+    tx, tg, tb, t_mean, t_var = tangents
+    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
+    tg, tb = tg if scale else None, tb if center else None  # unused parameters
+    if all(t is None for t in (tx, tg, tb, t_mean, t_var)):
+        return None
+    rank, ax = _jvp_axis("nn.batch_norm", call, x)
+    m = _momentum(call)
+
+    def along(p: Expr) -> Expr:
+        return _jvp_along(p, ax, rank)
+
+    def mean(e: Expr) -> Call:
+        return _jvp_call("mean", e, axis=[ax], exclude=True, keepdims=True)
+
+    centered, inv, xhat = _batch_stats(call, x, ax)
+    d_out: Expr | None = None
+    d_mu: Expr | None = None
+    d_var: Expr | None = None
+    if tx is not None:
+        dc = _jvp_call("subtract", tx, mean(tx))
+        spread = _jvp_mul(xhat, mean(_jvp_mul(xhat, dc)))
+        d_xhat = _jvp_mul(inv, _jvp_call("subtract", dc, spread))
+        d_out = _jvp_mul(d_xhat, along(gamma)) if scale else d_xhat
+        if m:
+            d_mu = _jvp_mul(_per_channel(tx, ax, rank), _batch_ratio(x, ax, rank, m, 0))
+            d_var = _jvp_mul(
+                _per_channel(_jvp_mul(centered, tx), ax, rank), _batch_ratio(x, ax, rank, 2 * m, 1)
+            )
+    if tg is not None:
+        d_out = _jvp_sum(d_out, _jvp_mul(xhat, along(tg)))
+    if tb is not None:
+        d_out = _jvp_sum(d_out, along(tb))
+    if d_out is None:
+        d_out = _jvp_call("zeros_like", x)
+    elif tx is None and tg is None:
+        d_out = _jvp_call("broadcast_to_like", d_out, x)  # the shift's per-channel term only
+    keep = _jvp_scalar(1.0 - m, x)
+
+    def moved(t: Expr | None, batch: Expr | None, like: Expr) -> Expr:
+        total = _jvp_sum(None if t is None or m == 1 else _jvp_mul(t, keep), batch)
+        return _jvp_call("zeros_like", like) if total is None else total
+
+    return Tuple((d_out, moved(t_mean, d_mu, moving_mean), moved(t_var, d_var, moving_var)))
+
+
 @jvp_rule("nn.batch_norm")
 def _batch_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
-    # out = xhat * gamma + beta with xhat = (x - mean) * inv, inv = (var + eps)^-1/2 per
-    # channel: d xhat = (dx - d mean) * inv - xhat * d var / 2 (var + eps)
+    # inference: out = xhat * gamma + beta with xhat = (x - mean) * inv, inv = (var + eps)^-1/2
+    # per channel: d xhat = (dx - d mean) * inv - xhat * d var / 2 (var + eps)
+    if _is_training(call):
+        return _batch_norm_training_jvp(call, tangents)
     x, gamma, _, mean, var = call.args
     tx, tg, tb, t_mean, t_var = tangents
     rank, ax = _jvp_axis("nn.batch_norm", call, x)

@@ -16,9 +16,10 @@ Four passes, each a list of :class:`~relay.passes.pattern.DFPatternCallback` rul
   ``LayerNormToInferUnpack``): ``nn.batch_norm(...).0`` becomes
   ``(x - mean) / sqrt(var + eps) * gamma + beta`` with the per-channel parameters expanded to
   broadcast along ``axis`` (``scale``/``center`` false drop ``gamma``/``beta``), and fields 1
-  and 2 become ``moving_mean`` and ``moving_var``; ``nn.layer_norm`` becomes the same
-  arithmetic with ``mean`` and ``variance`` over ``axis``; ``nn.dropout(x).0`` becomes ``x``
-  (field 1, the mask, ``ones_like(x)``).
+  and 2 become ``moving_mean`` and ``moving_var`` (a ``training=True`` call, which normalizes
+  with the batch's statistics and updates the moving ones, is left as it is);
+  ``nn.layer_norm`` becomes the same arithmetic with ``mean`` and ``variance`` over ``axis``;
+  ``nn.dropout(x).0`` becomes ``x`` (field 1, the mask, ``ones_like(x)``).
 * :func:`CanonicalizeOps` (TVM ``canonicalize_ops.cc``): ``nn.bias_add(x, b, axis)`` becomes
   ``add(x, expand_dims(b, axis=1, num_newaxis=rank - 1 - axis))``.
 * :func:`DivToMul` (TVM ``div_to_mul.cc``): ``divide(x, c)`` with ``c`` a float constant
@@ -316,16 +317,19 @@ _bn = is_op("nn.batch_norm")(_bn_x, _bn_gamma, _bn_beta, _bn_mean, _bn_var)
 
 @rule(is_tuple_get_item(_bn), require_type=True)
 def _batch_norm(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
-    """``batch_norm(x, gamma, beta, mean, var).i``: the arithmetic, ``mean`` or ``var``."""
+    """``batch_norm(x, gamma, beta, mean, var).i``: the arithmetic, ``mean`` or ``var``
+    (not for ``training=True``, whose statistics are the batch's)."""
+    call = node_map[_bn][0]
+    assert isinstance(call, Call)
+    if call.attrs.get("training", False):
+        return None
     index = getattr(post, "index", None)
     if index == 1:
         return node_map[_bn_mean][0]
     if index == 2:
         return node_map[_bn_var][0]
-    call = node_map[_bn][0]
     x = node_map[_bn_x][0]
     ty = _tensor_type(x)
-    assert isinstance(call, Call)
     if ty is None or ty.dtype not in _FLOATS or not isinstance(ty.dtype, str):
         return None
     axis = call.attrs["axis"]

@@ -369,7 +369,7 @@ S = Tensor[float64, ()]
 class Expr:
     Num: Tensor[float64, ()]
     X: ()
-    Mul: ("Expr", "Expr")
+    Mul: (Expr, Expr)
 
 
 @relay

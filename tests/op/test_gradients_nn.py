@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
+import relay
+from relay import Tensor, float64
 from relay.backend.interpreter import interpret
 from relay.errors import CompileError
 from relay.ir.attrs import Attrs
@@ -16,7 +18,7 @@ from relay.ir.types import Kind, TensorType, TypeVar
 from relay.op import nn
 from relay.op.registry import get_op, list_ops
 from relay.passes.first_order_ad import first_order_gradient
-from relay.testing import check_op_gradient
+from relay.testing import check_grad, check_op_gradient
 from relay.testing.gradients import numerical_gradient
 from relay.typecheck.checker import infer_type
 
@@ -240,6 +242,37 @@ CASES: list[tuple[str, list[Any], dict[str, object], list[int] | None]] = [
         {"center": False, "scale": False, "epsilon": 0.1},
         [0, 3, 4],
     ),
+    # the training form: through the batch statistics, and the updated moving statistics
+    (
+        "nn.batch_norm",
+        [_x(2, 3, 4, 5), _x(3), _x(3), _x(3), _positive(3)],
+        {"training": True},
+        None,
+    ),
+    (
+        "nn.batch_norm",
+        [_x(2, 4, 5, 3), _x(3), _x(3), _x(3), _positive(3)],
+        {"axis": 3, "training": True, "momentum": 0.25},
+        None,
+    ),
+    (
+        "nn.batch_norm",
+        [_x(6, 4), _x(4), _x(4), _x(4), _positive(4)],
+        {"training": True, "momentum": 1.0, "epsilon": 0.01},
+        None,
+    ),
+    (
+        "nn.batch_norm",
+        [_x(5, 3), _x(3), _x(3), _x(3), _positive(3)],
+        {"training": True, "center": False, "scale": False, "momentum": 0.0},
+        [0, 3, 4],
+    ),
+    (
+        "nn.batch_norm",
+        [_x(3, 2, 4), _x(4), _x(4), _x(4), _positive(4)],
+        {"axis": -1, "training": True, "scale": False, "momentum": 0.5},
+        [0, 2, 3, 4],
+    ),
     ("nn.layer_norm", [_x(2, 3, 4), _x(4), _x(4)], {}, None),
     ("nn.layer_norm", [_x(2, 3, 4), _x(3), _x(3)], {"axis": 1, "epsilon": 0.01}, None),
     ("nn.layer_norm", [_x(5), _x(5), _x(5)], {}, None),
@@ -272,8 +305,12 @@ def test_float32_adjoints_have_float32_types() -> None:
         ("nn.layer_norm", [rng.standard_normal((2, 3)), np.ones(3), np.zeros(3)]),
         ("nn.gelu", [rng.standard_normal((2, 3))]),
         ("nn.adaptive_avg_pool2d", [rng.standard_normal((1, 2, 5, 4))]),
+        ("nn.batch_norm", [rng.standard_normal((4, 3)), *rng.uniform(0.5, 1.5, (4, 3))]),
     ]
-    attrs: dict[str, dict[str, object]] = {"nn.adaptive_avg_pool2d": {"output_size": 2}}
+    attrs: dict[str, dict[str, object]] = {
+        "nn.adaptive_avg_pool2d": {"output_size": 2},
+        "nn.batch_norm": {"training": True},
+    }
     for op, args in f32:
         check_op_gradient(
             op, [a.astype(np.float32) for a in args], attrs.get(op), rtol=2e-3, atol=2e-3
@@ -323,8 +360,12 @@ def test_no_gradient_into_integers(
 
 def test_no_gradient_to_unused_or_shape_only_arguments() -> None:
     x = [TensorType((2, 3), "float64"), TensorType((3,), "float64")]
-    bn = _adjoints("nn.batch_norm", [x[0], *[x[1]] * 4], center=False, scale=False)
-    assert bn[1] is None and bn[2] is None and all(a is not None for a in (bn[0], bn[3], bn[4]))
+    for training in (False, True):
+        bn = _adjoints(
+            "nn.batch_norm", [x[0], *[x[1]] * 4], center=False, scale=False, training=training
+        )
+        assert bn[1] is None and bn[2] is None
+        assert all(a is not None for a in (bn[0], bn[3], bn[4]))
     edge = _adjoints(
         "nn.pad", [x[0], TensorType((), "float64")], pad_width=[[1, 1], [0, 2]], pad_mode="edge"
     )
@@ -430,6 +471,36 @@ def test_symbolic_batch_and_spatial_extents_need_no_known_shape() -> None:
             np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=op)
 
 
+def test_batch_norm_training_counts_a_symbolic_batch_at_run_time() -> None:
+    # the values per channel (for 1 / n and 1 / (n - 1)) are read with shape_of when unknown
+    n = TypeVar("n", Kind.SHAPE)
+    op = "nn.batch_norm"
+    opdef = get_op(op)
+    attrs = opdef.validate_attrs({"training": True, "momentum": 0.3})
+    rng = np.random.default_rng(4)
+    arrays = [_x(4, 3, 2), _x(3), _x(3), _x(3), _positive(3)]
+    cotangents = [rng.standard_normal(a.shape) for a in (arrays[0], arrays[3], arrays[4])]
+    tangents = [rng.standard_normal(a.shape) for a in arrays]
+    inputs = [*arrays, *cotangents, *tangents]
+
+    def run(x_type: TensorType, type_params: tuple[TypeVar, ...]) -> list[np.ndarray]:
+        p_type = TensorType((3,), "float64")
+        types = [x_type, *[p_type] * 4, x_type, p_type, p_type, x_type, *[p_type] * 4]
+        params = [Var(f"v{i}", t) for i, t in enumerate(types)]
+        call = Call(Op.get(op), tuple(params[:5]), attrs)
+        grads = opdef.rule("gradient")(call, Tuple(tuple(params[5:8])))
+        tangent = opdef.rule("jvp")(call, params[8:])
+        fn = Function(tuple(params), Tuple((*grads, tangent)), None, type_params)
+        infer_type(fn)
+        got = interpret(fn, *inputs)
+        return [*got[:5], *got[5]]
+
+    symbolic = run(TensorType((n, 3, 2), "float64"), (n,))
+    concrete = run(TensorType((4, 3, 2), "float64"), ())
+    for g, w in zip(symbolic, concrete, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
 # -- max pooling's ties and the pooling gradient operators ------------------------------------------
 
 
@@ -516,6 +587,10 @@ def test_random_activations_and_normalizations(shape: tuple[int, ...], data: st.
         check_op_gradient("nn.layer_norm", [x, *params], {"axis": ax})
     stats = [_x(c, seed=seed + 5), _positive(c, seed=seed)]
     check_op_gradient("nn.batch_norm", [x, *params, *stats], {"axis": ax})
+    if x.size // c > 1:  # the training form needs an unbiased variance
+        momentum = data.draw(st.floats(0.0, 1.0))
+        attrs = {"axis": ax, "training": True, "momentum": momentum}
+        check_op_gradient("nn.batch_norm", [x, *params, *stats], attrs)
 
 
 @settings(max_examples=20, deadline=None)
@@ -676,3 +751,37 @@ def test_a_small_network_differentiates_end_to_end() -> None:
     numeric = numerical_gradient(value, list(arrays.values()), wrt)
     for i, num in zip(wrt, numeric, strict=True):
         np.testing.assert_allclose(grads[i], num, rtol=1e-5, atol=1e-7, err_msg=list(arrays)[i])
+
+
+_BN_X = Tensor[float64, (4, 3, 2, 2)]
+_BN_P = Tensor[float64, (3,)]
+
+
+@relay
+def _batch_norm_loss(x: _BN_X, g: _BN_P, b: _BN_P, m: _BN_P, v: _BN_P, w: _BN_X) -> float64:
+    y = relay.nn.batch_norm(x, g, b, m, v, axis=1, training=True)[0]
+    stats = relay.nn.batch_norm(x, g, b, m, v, axis=1, training=True, momentum=0.2)
+    return np.sum(np.tanh(y) * w) + np.sum(stats[1] * stats[2])
+
+
+def test_batch_norm_training_differentiates_end_to_end() -> None:
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((2, 4, 3, 2, 2))
+    g, b, m = rng.standard_normal((3, 3))
+    v = rng.uniform(0.5, 1.5, 3)
+    args = [x, g, b, m, v, w]
+    grads = check_grad(_batch_norm_loss, *args)  # relay.grad against central differences
+    value, again = relay.grad(_batch_norm_loss)(*args)
+    for got, want in zip(again, grads, strict=True):
+        np.testing.assert_array_equal(got, want)
+    # the value: PyTorch's training batch_norm in numpy
+    mean = x.mean(axis=(0, 2, 3), keepdims=True)
+    var = x.var(axis=(0, 2, 3), keepdims=True)
+    y = (x - mean) / np.sqrt(var + 1e-5) * g[:, None, None] + b[:, None, None]
+    moved = 0.8 * m + 0.2 * mean.ravel(), 0.8 * v + 0.2 * x.var(axis=(0, 2, 3), ddof=1)
+    np.testing.assert_allclose(value, np.sum(np.tanh(y) * w) + np.sum(moved[0] * moved[1]))
+    # forward mode agrees: J v = <gradient, v>
+    directions = [rng.standard_normal(np.shape(a)) for a in args]
+    _, tangent = relay.jvp(_batch_norm_loss)(*args, *directions)
+    want = sum(float(np.sum(gr * d)) for gr, d in zip(grads, directions, strict=True))
+    np.testing.assert_allclose(tangent, want, rtol=1e-10)

@@ -32,6 +32,10 @@ def test_jvp_matches_finite_differences(
     check_op_jvp(op, args, attrs)
 
 
+_TRAIN: dict[str, object] = {"training": True, "momentum": 0.3}
+_TRAIN_NHWC: dict[str, object] = {"axis": -1, "training": True, "scale": False}
+
+
 @pytest.mark.parametrize(
     ("op", "args", "attrs", "wrt"),
     [
@@ -44,6 +48,11 @@ def test_jvp_matches_finite_differences(
         ("nn.batch_norm", [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)], {}, [3]),
         ("nn.batch_norm", [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)], {}, [4]),
         ("nn.batch_norm", [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)], {}, [1, 3]),
+        *[
+            ("nn.batch_norm", [_x(2, 3, 4), _x(3), _x(3), _x(3), _positive(3)], _TRAIN, wrt)
+            for wrt in ([0], [1], [2], [3], [4], [3, 4], [0, 4])
+        ],
+        ("nn.batch_norm", [_x(2, 2, 3), _x(3), _x(3), _x(3), _positive(3)], _TRAIN_NHWC, [0]),
         ("nn.dense", [_x(3, 4), _x(5, 4)], {}, [1]),
         ("nn.conv2d", [_x(1, 2, 5, 5), _x(3, 2, 3, 3)], {"padding": 1}, [1]),
         ("nn.cross_entropy", [_positive(3, 4), _x(3, 4)], {}, [0]),
@@ -61,6 +70,8 @@ def test_unused_parameters_give_a_zero_tangent() -> None:
     attrs = {"center": False, "scale": False}
     got = check_op_jvp("nn.batch_norm", args, attrs, wrt=[1, 2])
     assert got is None
+    got = check_op_jvp("nn.batch_norm", args, {**attrs, "training": True}, wrt=[1, 2])
+    assert got is None
     assert check_op_jvp("nn.layer_norm", [_x(3, 4), _x(4), _x(4)], attrs, wrt=[1, 2]) is None
     avg = {"pool_size": 2, "strides": 2}
     assert (
@@ -76,6 +87,27 @@ def test_batch_norm_passes_the_tangents_of_its_statistics_through() -> None:
     np.testing.assert_array_equal(d_mean, tangents[3])
     np.testing.assert_array_equal(d_var, tangents[4])
     assert out.shape == (2, 3, 4)
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.25, 1.0])
+def test_batch_norm_training_moves_the_tangents_of_its_statistics(momentum: float) -> None:
+    # with tangents for the moving statistics alone, the output's is zero (it normalizes by
+    # the batch's) and theirs are scaled by 1 - momentum
+    args = [_x(4, 3), _x(3), _x(3), _x(3), _positive(3)]
+    attrs = {"training": True, "momentum": momentum}
+    out, d_mean, d_var = check_op_jvp("nn.batch_norm", args, attrs, wrt=[3, 4], seed=5)
+    rng = np.random.default_rng(5)
+    tangents = [rng.standard_normal(a.shape) for a in args]
+    np.testing.assert_array_equal(out, np.zeros((4, 3)))
+    np.testing.assert_allclose(d_mean, (1 - momentum) * tangents[3], rtol=1e-15)
+    np.testing.assert_allclose(d_var, (1 - momentum) * tangents[4], rtol=1e-15)
+    # a tangent of the data moves the statistics by momentum times the batch's
+    x, t = args[0], tangents[0]
+    _, d_mean, d_var = check_op_jvp("nn.batch_norm", args, attrs, wrt=[0], seed=5)
+    np.testing.assert_allclose(d_mean, momentum * t.mean(axis=0), atol=1e-15)
+    centered = x - x.mean(axis=0)
+    want = momentum * 2 * (centered * t).sum(axis=0) / (x.shape[0] - 1)
+    np.testing.assert_allclose(d_var, want, rtol=1e-12, atol=1e-15)
 
 
 def test_dropout_gives_a_zero_tangent_to_its_mask() -> None:
@@ -188,6 +220,9 @@ def test_random_activations_and_normalizations(shape: tuple[int, ...], data: st.
         check_op_jvp("nn.layer_norm", [x, *params], {"axis": ax})
     stats = [_x(c, seed=seed + 5), _positive(c, seed=seed)]
     check_op_jvp("nn.batch_norm", [x, *params, *stats], {"axis": ax})
+    if x.size // c > 1:  # the training form needs an unbiased variance
+        attrs = {"axis": ax, "training": True, "momentum": data.draw(st.floats(0.0, 1.0))}
+        check_op_jvp("nn.batch_norm", [x, *params, *stats], attrs)
 
 
 @settings(max_examples=15, deadline=None)

@@ -156,6 +156,8 @@ def test_schemas_follow_relay() -> None:
         ("epsilon", 1e-5),
         ("center", True),
         ("scale", True),
+        ("training", False),
+        ("momentum", 0.1),
     ]
     assert fields("nn.layer_norm")[0] == ("axis", -1)
     assert fields("nn.pad") == [("pad_width", fields("nn.pad")[0][1]), ("pad_mode", "constant")]
@@ -818,6 +820,111 @@ def test_batch_norm_and_layer_norm(shape: list[int], seed: int, center: bool, sc
     check(got, want.astype("float32"), exact=False, tol=1e-4)  # float32 statistics vs float64
 
 
+def batch_norm_training_loop(
+    x: np.ndarray,
+    params: list[np.ndarray],
+    axis: int,
+    epsilon: float,
+    center: bool,
+    scale: bool,
+    momentum: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``torch.nn.functional.batch_norm(training=True)`` one channel at a time, in float64."""
+    gamma, beta, moving_mean, moving_var = (p.astype("float64") for p in params)
+    xs = np.moveaxis(x.astype("float64"), axis, 0)
+    out = np.empty_like(xs)
+    new_mean, new_var = np.empty_like(moving_mean), np.empty_like(moving_var)
+    for c in range(xs.shape[0]):
+        values = xs[c]
+        mean, var = values.mean(), values.var()  # the biased variance normalizes
+        y = (values - mean) / math.sqrt(var + epsilon)
+        out[c] = y * (gamma[c] if scale else 1) + (beta[c] if center else 0)
+        new_mean[c] = (1 - momentum) * moving_mean[c] + momentum * mean
+        new_var[c] = (1 - momentum) * moving_var[c] + momentum * values.var(ddof=1)
+    return np.moveaxis(out, 0, axis), new_mean, new_var
+
+
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=2, max_size=4),
+    seed=st.integers(0, 2**16),
+    center=st.booleans(),
+    scale=st.booleans(),
+    momentum=st.sampled_from([0.0, 0.1, 0.5, 1.0]),
+    dtype=st.sampled_from(["float32", "float64"]),
+)
+def test_batch_norm_training(
+    shape: list[int], seed: int, center: bool, scale: bool, momentum: float, dtype: str
+) -> None:
+    rng = np.random.default_rng(seed)
+    axis = int(rng.integers(-len(shape), len(shape)))
+    if math.prod(shape) // shape[axis] < 2:  # no unbiased variance of one value
+        shape[(axis + 1) % len(shape)] += 1
+    x = rand(rng, *shape, dtype=dtype) * 3 + 1
+    c = shape[axis]
+    params = [rand(rng, c, dtype=dtype) for _ in range(3)]
+    params.append(np.abs(rand(rng, c, dtype=dtype)) + 0.1)
+    attrs = {"epsilon": 1e-3, "center": center, "scale": scale, "momentum": momentum}
+    out = run("nn.batch_norm", x, *params, axis=axis, training=True, **attrs)
+    want = batch_norm_training_loop(x, params, axis % len(shape), **attrs)
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    assert isinstance(out, tuple) and len(out) == 3
+    for got, w in zip(out, want, strict=True):
+        check(got, w.astype(dtype), tol=tol)
+    if momentum == 0:  # the moving statistics stay, and normalize nothing
+        check(out[1], params[2], exact=True)
+        check(out[2], params[3], exact=True)
+
+
+def test_batch_norm_training_through_the_interpreter_in_float16() -> None:
+    rng = np.random.default_rng(5)
+    x = rand(rng, 4, 2, 3, 3, dtype="float16")
+    params = [rand(rng, 3, dtype="float16") for _ in range(3)]
+    params.append(np.ones(3, "float16"))
+    attrs = {"epsilon": 1e-5, "center": True, "scale": True, "momentum": 0.1}
+    got = interp(lambda *a: nn.batch_norm(*a, axis=-1, training=True, **attrs), x, *params)
+    want = batch_norm_training_loop(x, params, 3, **attrs)
+    for g, w in zip(got, want, strict=True):
+        check(g, w.astype("float16"), tol=2e-2)
+
+
+def test_batch_norm_training_needs_two_values_per_channel() -> None:
+    one = np.ones((1, 3), "float32")
+    params = [np.ones(3, "float32")] * 4
+    message = (
+        r"^nn.batch_norm: training needs more than one value per channel, got data of shape "
+        r"\(1, 3\)$"
+    )
+    with pytest.raises(ValueError, match=message):
+        run("nn.batch_norm", one, *params, training=True)
+    check(run("nn.batch_norm", one, *params)[0], one, exact=True)  # inference: any batch
+    with pytest.raises(ValueError, match=r"^nn.batch_norm: training needs more than one value"):
+        run("nn.batch_norm", np.ones((0, 3), "float32"), *params, training=True)
+
+
+@pytest.mark.parametrize("momentum", [-0.1, 1.5, math.nan])
+def test_batch_norm_momentum_must_be_in_0_1(momentum: float) -> None:
+    x = Var("x")
+    message = rf"^nn.batch_norm: momentum must be in \[0, 1\], got {momentum}$"
+    with pytest.raises(AttrValidationError, match=message):
+        nn.batch_norm(x, x, x, x, x, training=True, momentum=momentum)
+    with pytest.raises(AttrValidationError, match=message):
+        run("nn.batch_norm", *[np.ones(2, "float32")] * 5, axis=0, momentum=momentum)
+
+
+def test_batch_norm_training_attributes_print_and_parse() -> None:
+    x = Var("x")
+    call = nn.batch_norm(x, x, x, x, x, axis=3, training=True, momentum=0.25)
+    text = relay.astext(Function((x,), call))
+    assert "axis=3, epsilon=1e-05f, center=True, scale=True, training=True, momentum=0.25f" in text
+    parsed = relay.parse_expr(text)
+    assert relay.structural_equal(parsed, Function((x,), call))
+    assert isinstance(parsed, Function) and isinstance(parsed.body, Call)
+    assert parsed.body.attrs["training"] is True and parsed.body.attrs["momentum"] == 0.25
+    # the inference form is the default, printed as such
+    default = relay.parse_expr("fn (%x) { nn.batch_norm(%x, %x, %x, %x, %x) }")
+    assert "training=False, momentum=0.1f" in relay.astext(default)
+
+
 def test_dropout_and_losses() -> None:
     x = np.array([[0.2, 0.8], [0.5, 0.5]], "float32")
     out, mask = run("nn.dropout", x, rate=0.3)
@@ -971,6 +1078,7 @@ TEXT_CALLS = [
     'nn.pad(%x, 0f, pad_width=[[0, 0], [1, 2]], pad_mode="reflect")',
     "nn.batch_flatten(%x)",
     "nn.batch_norm(%x, %w, %w, %w, %w, epsilon=0.001f, center=False)",
+    "nn.batch_norm(%x, %w, %w, %w, %w, axis=-1, training=True, momentum=0.25f)",
     "nn.layer_norm(%x, %w, %w, axis=1, scale=False)",
     "nn.dropout(%x, rate=0.2f)",
     "nn.cross_entropy(%x, %w)",
@@ -1109,6 +1217,8 @@ def test_print_parse_round_trip_of_builder_calls(data: st.DataObject) -> None:
             data.draw(st.floats(1e-6, 1e-2)),
             data.draw(flag),
             data.draw(flag),
+            data.draw(flag),
+            data.draw(st.floats(0, 1)),
         ),
         nn.layer_norm(
             x, w, w, data.draw(st.integers(-3, 3)), 1e-5, data.draw(flag), data.draw(flag)

@@ -365,6 +365,25 @@ RESULTS: list[tuple[str, list[Type], dict[str, object], str]] = [
         {},
         "(Tensor[(2, ?), float16], Tensor[(8,), float16], Tensor[(8,), float16])",
     ),
+    # the training form: the same types; a symbolic or unknown batch may hold one value
+    (
+        "nn.batch_norm",
+        [T(n, 3, 4, 5), T(3), T(3), T(3), T(3)],
+        {"training": True, "momentum": 0.5},
+        "(Tensor[(n, 3, 4, 5), float32], Tensor[(3,), float32], Tensor[(3,), float32])",
+    ),
+    (
+        "nn.batch_norm",
+        [T(Any, 1, 1, c, dtype="float64"), *[T(c, dtype="float64")] * 4],
+        {"axis": 3, "training": True},
+        "(Tensor[(?, 1, 1, c), float64], Tensor[(c,), float64], Tensor[(c,), float64])",
+    ),
+    (
+        "nn.batch_norm",
+        [T(2, 1), *[T(1)] * 4],
+        {"training": True, "momentum": 1.0, "center": False, "scale": False},
+        "(Tensor[(2, 1), float32], Tensor[(1,), float32], Tensor[(1,), float32])",
+    ),
     ("nn.layer_norm", [T(n, 10), T(10), T(10)], {}, "Tensor[(n, 10), float32]"),
     ("nn.layer_norm", [T(n, 4, 10), T(4), T(4)], {"axis": 1}, "Tensor[(n, 4, 10), float32]"),
     (
@@ -1019,6 +1038,32 @@ ERRORS: list[tuple[str, list[Type], dict[str, object], str]] = [
         "nn.batch_norm: axis -3 is out of range for a rank-2 tensor",
     ),
     (
+        "nn.batch_norm",
+        [T(2, 3), *[T(3)] * 4],
+        {"training": True, "momentum": 1.5},
+        "nn.batch_norm: momentum must be in [0, 1], got 1.5",
+    ),
+    (
+        "nn.batch_norm",
+        [T(n, 3), *[T(3)] * 4],
+        {"momentum": -0.5},
+        "nn.batch_norm: momentum must be in [0, 1], got -0.5",
+    ),
+    (
+        "nn.batch_norm",
+        [T(1, 3, 1, 1), *[T(3)] * 4],
+        {"training": True},
+        "nn.batch_norm: training needs more than one value per channel, got "
+        "Tensor[(1, 3, 1, 1), float32]",
+    ),
+    (
+        "nn.batch_norm",
+        [T(0, 4), *[T(4)] * 4],
+        {"training": True},
+        "nn.batch_norm: training needs more than one value per channel, got "
+        "Tensor[(0, 4), float32]",
+    ),
+    (
         "nn.layer_norm",
         [T(2, 3), T(3), T(2)],
         {},
@@ -1126,6 +1171,13 @@ TEXT: list[tuple[str, str]] = [
         "{ nn.batch_norm(%x, %g, %b, %m, %v).0 }",
         "fn (Tensor[(8, 64, 7, 7), float32], Tensor[(64,), float32], Tensor[(64,), float32], "
         "Tensor[(64,), float32], Tensor[(64,), float32]) -> Tensor[(8, 64, 7, 7), float32]",
+    ),
+    (
+        "fn (%x: Tensor[(8, 7, 7, 64), float32], %g, %b, %m, %v) "
+        "{ nn.batch_norm(%x, %g, %b, %m, %v, axis=3, training=True, momentum=0.01f) }",
+        "fn (Tensor[(8, 7, 7, 64), float32], Tensor[(64,), float32], Tensor[(64,), float32], "
+        "Tensor[(64,), float32], Tensor[(64,), float32]) -> (Tensor[(8, 7, 7, 64), float32], "
+        "Tensor[(64,), float32], Tensor[(64,), float32])",
     ),
     (
         "fn (%x: Tensor[(8, 64), float32], %b) { nn.bias_add(%x, %b) }",
@@ -1563,6 +1615,11 @@ def other_cases(draw: Draw) -> Case:
         arrays.append(array(other, dtype))
     if op == "nn.dropout":
         attrs["rate"] = draw(st.sampled_from([0.0, 0.5, 1.0]))
+    if op == "nn.batch_norm" and draw(st.booleans()):
+        attrs["training"] = True
+        attrs["momentum"] = draw(st.sampled_from([0.0, 0.1, 1.0, 1.5]))
+        valid = valid and attrs["momentum"] != 1.5
+        valid = valid and int(np.prod(shape)) // shape[axis] >= 2
     if op == "nn.leaky_relu":
         attrs["alpha"] = 0.2
     if draw(st.integers(0, 7)) == 0:

@@ -419,6 +419,44 @@ def test_batch_norm_float64() -> None:
     )
 
 
+def test_batch_norm_training_is_left_alone() -> None:
+    # the training form normalizes by the batch's statistics and updates the moving ones:
+    # none of its fields is the inference arithmetic, nor moving_mean / moving_var
+    unchanged(
+        simplify_inference,
+        f"""fn ({X3}, {BN_PARAMS}) {{
+          %0 = nn.batch_norm(%x, %g, %b, %m, %v, training=True, momentum=0.2f);
+          (%0.0, %0.1, %0.2)
+        }}""",
+    )
+    # beside an inference call, which is rewritten
+    check(
+        simplify_inference,
+        f"""fn ({X3}, {BN_PARAMS}) {{
+          %0 = nn.batch_norm(%x, %g, %b, %m, %v, training=True);
+          %1 = nn.batch_norm(%0.0, %g, %b, %0.1, %0.2, scale=False);
+          (%1.0, %0.2)
+        }}""",
+        f"""fn ({X3}, {BN_PARAMS}) {{
+          %0 = nn.batch_norm(%x, %g, %b, %m, %v, training=True);
+          %1 = %0.1;
+          %2 = expand_dims(%1, axis=1, num_newaxis=1);
+          %3 = subtract(%0.0, %2);
+          %4 = %0.2;
+          %5 = add(%4, 1e-05f);
+          %6 = sqrt(%5);
+          %7 = expand_dims(%6, axis=1, num_newaxis=1);
+          %8 = divide(%3, %7);
+          %9 = expand_dims(%b, axis=1, num_newaxis=1);
+          (add(%8, %9), %0.2)
+        }}""",
+        rand(2, 3, 4),
+        *bn_args(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+
+
 def test_dropout() -> None:
     check(
         simplify_inference,
