@@ -718,11 +718,29 @@ def _extreme_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
 gradient_rule("max", "min")(_extreme_grad)
 
 
+def _prod_others(call: Call) -> Expr:
+    """For each element of a ``prod`` reduction, the product of the other elements it is
+    reduced with (d prod / d x_i), exact where elements are zero: with no zero in the
+    reduction it is prod / x_i; with exactly one, it is the product of the nonzeros at the
+    zero and 0 elsewhere; with more, 0 everywhere."""
+    x = call.args[0]
+    zero = _grad_call("zeros_like", x)
+    is_zero = _grad_call("equal", x, zero)
+    nonzero = _grad_call("where", is_zero, _grad_call("ones_like", x), x)
+    product = _spread(call, Call(call.op, (nonzero,), call.attrs))  # of the nonzeros
+    zeros = _grad_call("broadcast_to_like", _sum_kept(call, _grad_call("cast_like", is_zero, x)), x)
+    at_zero = _grad_call(
+        "where", _grad_call("equal", zeros, _grad_call("ones_like", x)), product, zero
+    )
+    elsewhere = _grad_call(
+        "where", _grad_call("equal", zeros, zero), _grad_call("divide", product, nonzero), zero
+    )
+    return _grad_call("where", is_zero, at_zero, elsewhere)
+
+
 @gradient_rule("prod")
 def _prod_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    x = call.args[0]
-    others = _grad_call("divide", _spread(call, call), x)
-    return [_grad_call("multiply", _spread(call, out_grad), others)]
+    return [_grad_call("multiply", _spread(call, out_grad), _prod_others(call))]
 
 
 @gradient_rule("logsumexp")
@@ -791,8 +809,7 @@ def _prod_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
     (t,) = tangents
     if t is None:
         return None
-    others = _grad_call("divide", _spread(call, call), call.args[0])
-    return _reduce_like(call, _grad_call("multiply", others, t))
+    return _reduce_like(call, _grad_call("multiply", _prod_others(call), t))
 
 
 @jvp_rule("logsumexp")

@@ -110,3 +110,30 @@ def test_integer_mean_and_variance_have_no_gradient() -> None:
 def test_every_reduction_has_a_gradient_rule() -> None:
     missing = [name for name in reduce._DEFS if get_op(name).gradient is None]
     assert missing == []
+
+
+PROD_WITH_ZEROS = np.array([[1.5, 0.0, 3.0, -2.0], [0.0, 0.0, 2.0, 1.0], [2.0, 3.0, 4.0, 0.5]])
+
+
+@pytest.mark.parametrize(
+    "attrs", [{"axis": [1]}, {"axis": [0]}, {}, {"axis": [1], "exclude": True}]
+)
+def test_prod_gradient_is_exact_at_zeros(attrs: dict[str, object]) -> None:
+    # one zero in a row: the product of the others there, 0 elsewhere; two zeros: all 0
+    grads = check_op_gradient("prod", [PROD_WITH_ZEROS], attrs)
+    assert np.isfinite(grads[0]).all()
+
+
+def test_prod_gradient_values_at_zeros() -> None:
+    from relay.backend.interpreter import interpret
+    from relay.ir.expr import Function
+    from relay.typecheck.checker import infer_type
+
+    x = Var("x", TensorType((3, 4), "float64"))
+    call = reduce.prod(x, axis=[1])
+    infer_type(Function((x,), call))
+    (adjoint,) = get_op("prod").rule("gradient")(call, const(np.ones(3)))
+    g = interpret(Function((x,), adjoint), PROD_WITH_ZEROS)
+    np.testing.assert_array_equal(
+        g, [[0.0, -9.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [6.0, 4.0, 3.0, 24.0]]
+    )

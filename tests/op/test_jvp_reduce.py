@@ -87,3 +87,10 @@ def test_arg_reductions_are_not_differentiable(op: str) -> None:
     with pytest.raises(MissingRuleError) as info:
         get_op(op).rule("jvp")(call, [const(np.zeros((2, 3), "float32"))])
     assert f"cannot differentiate through {op}: its result is an integer index" in str(info.value)
+
+
+def test_prod_tangent_is_exact_at_zeros() -> None:
+    from tests.op.test_gradients_reduce import PROD_WITH_ZEROS
+
+    for attrs in ({"axis": [1]}, {"axis": [0]}, {}):
+        check_op_jvp("prod", [PROD_WITH_ZEROS], attrs)
