@@ -96,9 +96,9 @@ from relay.op.registry import (
     OpDef,
     OpPattern,
     attr,
-    get_op,
     gradient_rule,
     jvp_rule,
+    op_call,
     register_op,
 )
 from relay.op.tensor import carries_gradient
@@ -2423,7 +2423,7 @@ def cross_entropy_with_logits(predictions: Expr, targets: Expr) -> Call:
 #
 # A rule maps the primal call and the adjoint of its result to an adjoint per argument
 # (relay.op.registry); the math follows TVM's python/tvm/relay/op/_tensor_grad.py where TVM has
-# the operator. Calls are built through the registry (``_grad_call``), so this module imports no
+# the operator. Calls are built through the registry (``op_call``), so this module imports no
 # other family's builders. Integer and bool arguments, and every argument of a call whose
 # ``out_dtype`` is not a float, get no adjoint. Rules that need an extent (an output padding, the
 # length of a row, an averaging matrix) read the arguments' types and raise CompileError when it
@@ -2456,18 +2456,13 @@ def cross_entropy_with_logits(predictions: Expr, targets: Expr) -> Call:
 # * dropout is the inference identity: the adjoint of its result times the (all ones) mask.
 
 
-def _grad_call(name: str, *args: Expr, **attrs: object) -> Call:
-    opdef = get_op(name)
-    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
-
-
 def _arg_type(e: Expr) -> TensorType:
     """The tensor type of a primal argument: inferred, or a variable's annotation."""
     ty = e._checked_type
     if ty is None and isinstance(e, Var):
         ty = e.type_annotation
     if not isinstance(ty, TensorType):
-        raise CompileError(f"the gradient rule needs the tensor type of {e}, got {ty}")
+        raise CompileError(f"the rule needs the tensor type of {e}, got {ty}")
     return ty
 
 
@@ -2488,36 +2483,36 @@ def _fields(e: Expr, n: int) -> tuple[Expr, ...]:
 
 
 def _add(a: Expr, b: Expr) -> Call:
-    return _grad_call("add", a, b)
+    return op_call("add", a, b)
 
 
 def _sub(a: Expr, b: Expr) -> Call:
-    return _grad_call("subtract", a, b)
+    return op_call("subtract", a, b)
 
 
 def _mul(a: Expr, b: Expr) -> Call:
-    return _grad_call("multiply", a, b)
+    return op_call("multiply", a, b)
 
 
 def _div(a: Expr, b: Expr) -> Call:
-    return _grad_call("divide", a, b)
+    return op_call("divide", a, b)
 
 
 def _zeros(like: Expr) -> Call:
-    return _grad_call("zeros_like", like)
+    return op_call("zeros_like", like)
 
 
 def _scalar(value: float, like: Expr) -> Call:
     """The rank-0 constant ``value`` in ``like``'s dtype."""
-    return _grad_call("cast_like", const(np.asarray(value, dtype=np.float64)), like)
+    return op_call("cast_like", const(np.asarray(value, dtype=np.float64)), like)
 
 
 def _positive(x: Expr) -> Call:
-    return _grad_call("greater", x, _zeros(x))
+    return op_call("greater", x, _zeros(x))
 
 
 def _transpose(e: Expr, axes: Sequence[int]) -> Expr:
-    return e if list(axes) == sorted(axes) else _grad_call("transpose", e, axes=list(axes))
+    return e if list(axes) == sorted(axes) else op_call("transpose", e, axes=list(axes))
 
 
 def _swap_last(e: Expr, rank: int) -> Expr:
@@ -2556,17 +2551,17 @@ def _channel_axis(call: Call, x: Expr) -> tuple[int, int]:
 def _along(p: Expr, ax: int, rank: int) -> Expr:
     """The 1-d ``p`` of axis ``ax`` shaped to broadcast against a rank-``rank`` tensor."""
     trailing = rank - ax - 1
-    return _grad_call("expand_dims", p, axis=1, num_newaxis=trailing) if trailing else p
+    return op_call("expand_dims", p, axis=1, num_newaxis=trailing) if trailing else p
 
 
 def _per_channel(e: Expr, ax: int, rank: int) -> Expr:
     """``e`` summed over every axis but ``ax``."""
-    return e if rank == 1 else _grad_call("sum", e, axis=[ax], exclude=True)
+    return e if rank == 1 else op_call("sum", e, axis=[ax], exclude=True)
 
 
 def _rows(e: Expr, rank: int, last: Dim, op: str) -> Expr:
     """``e`` as a matrix: its leading axes flattened into rows of length ``last``."""
-    return e if rank == 2 else _grad_call("reshape", e, newshape=[-1, _known(last, op)])
+    return e if rank == 2 else op_call("reshape", e, newshape=[-1, _known(last, op)])
 
 
 def _layout_to_nchw(e: Expr, layout: str) -> Expr:
@@ -2587,11 +2582,11 @@ def _dense_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     units, k = _arg_type(w).shape
     dx = dw = None
     if carries_gradient(x):
-        dx = _grad_call("nn.matmul", out_grad, w, out_dtype=_odt(call, x))
+        dx = op_call("nn.matmul", out_grad, w, out_dtype=_odt(call, x))
     if carries_gradient(w):
         g_rows = _rows(out_grad, rank, units, "nn.dense")
         x_rows = _rows(x, rank, k, "nn.dense")
-        dw = _grad_call("nn.matmul", g_rows, x_rows, transpose_a=True, out_dtype=_odt(call, w))
+        dw = op_call("nn.matmul", g_rows, x_rows, transpose_a=True, out_dtype=_odt(call, w))
     return [dx, dw]
 
 
@@ -2609,14 +2604,14 @@ def _matmul_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     da: Expr | None = None
     db: Expr | None = None
     if carries_gradient(a):
-        da = _grad_call("nn.matmul", out_grad, b, transpose_b=not tb, out_dtype=_odt(call, a))
+        da = op_call("nn.matmul", out_grad, b, transpose_b=not tb, out_dtype=_odt(call, a))
         if ta:
             da = _swap_last(da, rank)
     if carries_gradient(b):
         a_rows = _rows(_swap_last(a, rank) if ta else a, rank, k, "nn.matmul")
         g_rows = _rows(out_grad, rank, n, "nn.matmul")
         first, second = (g_rows, a_rows) if tb else (a_rows, g_rows)
-        db = _grad_call("nn.matmul", first, second, transpose_a=True, out_dtype=_odt(call, b))
+        db = op_call("nn.matmul", first, second, transpose_a=True, out_dtype=_odt(call, b))
     return [da, db]
 
 
@@ -2632,12 +2627,12 @@ def _batch_matmul_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     batch_a, batch_b = _arg_type(a).shape[0], _arg_type(b).shape[0]
 
     def product(x: Expr, y: Expr, tx: bool, ty: bool, like: Expr) -> Expr:
-        out = _grad_call(
+        out = op_call(
             "nn.batch_matmul", x, y, transpose_a=tx, transpose_b=ty, out_dtype=_odt(call, like)
         )
         mine, other = (batch_a, batch_b) if like is a else (batch_b, batch_a)
         if mine == 1 and other != 1:
-            return _grad_call("collapse_sum_like", out, like)
+            return op_call("collapse_sum_like", out, like)
         return out
 
     da = db = None
@@ -2662,7 +2657,7 @@ def _relu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     (x,) = call.args
     if not carries_gradient(x):
         return [None]
-    return [_grad_call("where", _positive(x), out_grad, _zeros(out_grad))]
+    return [op_call("where", _positive(x), out_grad, _zeros(out_grad))]
 
 
 @gradient_rule("nn.leaky_relu")
@@ -2671,7 +2666,7 @@ def _leaky_relu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     alpha = call.attrs["alpha"]
     assert isinstance(alpha, int | float)
     scaled = _mul(out_grad, _scalar(float(alpha), x))
-    return [_grad_call("where", _positive(x), out_grad, scaled)]
+    return [op_call("where", _positive(x), out_grad, scaled)]
 
 
 @gradient_rule("nn.prelu")
@@ -2679,8 +2674,8 @@ def _prelu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     x, alpha = call.args
     rank, ax = _channel_axis(call, x)
     positive = _positive(x)
-    dx = _grad_call("where", positive, out_grad, _mul(out_grad, _along(alpha, ax, rank)))
-    slope = _grad_call("where", positive, _zeros(out_grad), _mul(out_grad, x))
+    dx = op_call("where", positive, out_grad, _mul(out_grad, _along(alpha, ax, rank)))
+    slope = op_call("where", positive, _zeros(out_grad), _mul(out_grad, x))
     return [dx, _per_channel(slope, ax, rank)]
 
 
@@ -2689,25 +2684,23 @@ def _gelu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # d/dx x * Phi(x) = Phi(x) + x * phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 the normal
     # cdf and phi(x) = exp(-x^2 / 2) / sqrt(2 pi) its density
     (x,) = call.args
-    erf = _grad_call("erf", _mul(x, _scalar(1.0 / math.sqrt(2.0), x)))
-    cdf = _mul(_scalar(0.5, x), _add(_grad_call("ones_like", x), erf))
+    erf = op_call("erf", _mul(x, _scalar(1.0 / math.sqrt(2.0), x)))
+    cdf = _mul(_scalar(0.5, x), _add(op_call("ones_like", x), erf))
     half_sq = _mul(_scalar(-0.5, x), _mul(x, x))
-    pdf = _mul(_scalar(1.0 / math.sqrt(2.0 * math.pi), x), _grad_call("exp", half_sq))
+    pdf = _mul(_scalar(1.0 / math.sqrt(2.0 * math.pi), x), op_call("exp", half_sq))
     return [_mul(out_grad, _add(cdf, _mul(x, pdf)))]
 
 
 @gradient_rule("nn.softmax")
 def _softmax_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    dot = _grad_call(
-        "sum", _mul(out_grad, call), axis=[_int_attr(call.attrs, "axis")], keepdims=True
-    )
+    dot = op_call("sum", _mul(out_grad, call), axis=[_int_attr(call.attrs, "axis")], keepdims=True)
     return [_mul(call, _sub(out_grad, dot))]
 
 
 @gradient_rule("nn.log_softmax")
 def _log_softmax_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    total = _grad_call("sum", out_grad, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
-    return [_sub(out_grad, _mul(_grad_call("exp", call), total))]
+    total = op_call("sum", out_grad, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
+    return [_sub(out_grad, _mul(op_call("exp", call), total))]
 
 
 def _conv_weight_grad(
@@ -2736,14 +2729,14 @@ def _conv_weight_grad(
     if groups == 1:
         batch: Expr = _transpose(data, [1, 0, 2, 3])  # (c, n, h, w)
     else:  # (cg, groups * n, h, w): group k's channels n at k * n ..
-        split = _grad_call("reshape", data, newshape=[n, groups, cg, h, wd])
+        split = op_call("reshape", data, newshape=[n, groups, cg, h, wd])
         moved = _transpose(split, [2, 1, 0, 3, 4])
-        batch = _grad_call("reshape", moved, newshape=[cg, groups * n, h, wd])
+        batch = op_call("reshape", moved, newshape=[cg, groups * n, h, wd])
     weight = _transpose(out_grad, [1, 0, 2, 3])  # (o, n, oh, ow)
     # pad the bottom and right only as far as the kernel's last row and column need
     pb = max(0, (oh - 1) * sh + (kh - 1) * dh + 1 - h - pt)
     pr = max(0, (ow - 1) * sw + (kw - 1) * dw + 1 - wd - pl)
-    res: Expr = _grad_call(
+    res: Expr = op_call(
         "nn.conv2d",
         batch,
         weight,
@@ -2757,7 +2750,7 @@ def _conv_weight_grad(
     full_w = (wd + pl + pr - (ow - 1) * sw - 1) // dw + 1
     res = _transpose(res, [1, 0, 2, 3])
     if (full_h, full_w) != (kh, kw):
-        res = _grad_call("strided_slice", res, begin=[0, 0], end=[kh, kw], axes=[2, 3])
+        res = op_call("strided_slice", res, begin=[0, 0], end=[kh, kw], axes=[2, 3])
     return res
 
 
@@ -2793,7 +2786,7 @@ def _conv2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     rest_w = wd + pl + pr - (kw - 1) * dw - 1
     dx = dweight = None
     if carries_gradient(x):
-        dx = _grad_call(
+        dx = op_call(
             "nn.conv2d_transpose",
             out_grad,
             w,
@@ -2835,7 +2828,7 @@ def _conv2d_transpose_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     strides, dilation, pads, groups, layout, kernel_layout, out_layout = _conv_geometry(op, call)
     dx = dweight = None
     if carries_gradient(x):
-        dx = _grad_call(
+        dx = op_call(
             "nn.conv2d",
             out_grad,
             w,
@@ -2876,7 +2869,7 @@ def _max_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     (x,) = call.args
     if not carries_gradient(x):
         return [None]
-    return [_grad_call("nn.max_pool2d_grad", out_grad, x, **dict(call.attrs.items()))]
+    return [op_call("nn.max_pool2d_grad", out_grad, x, **dict(call.attrs.items()))]
 
 
 @gradient_rule("nn.avg_pool2d")
@@ -2884,13 +2877,13 @@ def _avg_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     (x,) = call.args
     if not carries_gradient(x):
         return [None]
-    return [_grad_call("nn.avg_pool2d_grad", out_grad, x, **dict(call.attrs.items()))]
+    return [op_call("nn.avg_pool2d_grad", out_grad, x, **dict(call.attrs.items()))]
 
 
 @gradient_rule("nn.avg_pool2d_grad")
 def _avg_pool2d_grad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # linear in out_grad, as the transpose of avg_pool2d; data only gives the shape
-    return [_grad_call("nn.avg_pool2d", out_grad, **dict(call.attrs.items())), None]
+    return [op_call("nn.avg_pool2d", out_grad, **dict(call.attrs.items())), None]
 
 
 @gradient_rule("nn.max_pool2d_grad")
@@ -2913,9 +2906,9 @@ def _max_pool2d_grad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     ow, extra_w = _pool_axis(op, "width", wd, kw, sw, dw, pl, pr, ceil)
     widths = [[0, 0] for _ in range(4)]
     widths[hax], widths[wax] = [pt, pb + extra_h], [pl, pr + extra_w]
-    lowest = _grad_call("nn.pad", x, const(np.asarray(-np.inf)), pad_width=widths)
-    adjoint = _grad_call("nn.pad", out_grad, const(np.asarray(0.0)), pad_width=widths)
-    peak = _grad_call("nn.max_pool2d", x, **dict(attrs.items()))
+    lowest = op_call("nn.pad", x, const(np.asarray(-np.inf)), pad_width=widths)
+    adjoint = op_call("nn.pad", out_grad, const(np.asarray(0.0)), pad_width=widths)
+    peak = op_call("nn.max_pool2d", x, **dict(attrs.items()))
     zero = _zeros(peak)
     taken: Expr | None = None
     total: Expr | None = None
@@ -2927,15 +2920,15 @@ def _max_pool2d_grad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
                 "strides": [sh, sw],
                 "axes": [hax, wax],
             }
-            hit: Expr = _grad_call("equal", _grad_call("strided_slice", lowest, **window), peak)
+            hit: Expr = op_call("equal", op_call("strided_slice", lowest, **window), peak)
             if taken is None:
                 taken = hit
             else:
-                hit = _grad_call("logical_and", hit, _grad_call("logical_not", taken))
+                hit = op_call("logical_and", hit, op_call("logical_not", taken))
                 if (a, b) != (kh - 1, kw - 1):
-                    taken = _grad_call("logical_or", taken, hit)
-            tap = _grad_call("strided_slice", adjoint, **window)
-            term = _grad_call("where", hit, tap, zero)
+                    taken = op_call("logical_or", taken, hit)
+            tap = op_call("strided_slice", adjoint, **window)
+            term = op_call("where", hit, tap, zero)
             total = term if total is None else _add(total, term)
     assert total is not None
     return [total, _zeros(x)]
@@ -2952,8 +2945,8 @@ def _global_avg_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
         count: Expr = _scalar(float(h * wd), x)
     else:
         axes = [layout.index("H"), layout.index("W")]
-        count = _grad_call("sum", _grad_call("ones_like", x), axis=axes, keepdims=True)
-    return [_div(_grad_call("broadcast_to_like", out_grad, x), count)]
+        count = op_call("sum", op_call("ones_like", x), axis=axes, keepdims=True)
+    return [_div(op_call("broadcast_to_like", out_grad, x), count)]
 
 
 def _averaging_matrix(out: int, size: int) -> Array:
@@ -2977,10 +2970,10 @@ def _adaptive_avg_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     oh, ow = _adaptive_output_size(op, call.attrs["output_size"], h, wd)
     if (oh, ow) == (h, wd):
         return [out_grad]
-    rows = _grad_call("cast_like", const(_averaging_matrix(oh, h)), x)
-    cols = _grad_call("cast_like", const(_averaging_matrix(ow, wd)), x)
-    spread_w = _grad_call("nn.matmul", _layout_to_nchw(out_grad, layout), cols)  # (n, c, oh, w)
-    spread = _grad_call("nn.matmul", spread_w, rows, transpose_a=True)  # (n, c, w, h)
+    rows = op_call("cast_like", const(_averaging_matrix(oh, h)), x)
+    cols = op_call("cast_like", const(_averaging_matrix(ow, wd)), x)
+    spread_w = op_call("nn.matmul", _layout_to_nchw(out_grad, layout), cols)  # (n, c, oh, w)
+    spread = op_call("nn.matmul", spread_w, rows, transpose_a=True)  # (n, c, w, h)
     return [_layout_from_nchw(_swap_last(spread, 4), layout)]
 
 
@@ -2989,12 +2982,12 @@ def _fold_padding(g: Expr, ax: int, rank: int, n: int, before: int, after: int, 
     of ``g`` plus each padding's adjoint added where the padding copied from."""
 
     def piece(lo: int, hi: int) -> Expr:
-        return _grad_call("strided_slice", g, begin=[lo], end=[hi], axes=[ax])
+        return op_call("strided_slice", g, begin=[lo], end=[hi], axes=[ax])
 
     def place(e: Expr, lo: int, hi: int) -> Expr:
         widths = [[0, 0] for _ in range(rank)]
         widths[ax] = [lo, hi]
-        return _grad_call("nn.pad", e, const(np.asarray(0.0)), pad_width=widths)
+        return op_call("nn.pad", e, const(np.asarray(0.0)), pad_width=widths)
 
     out: Expr = piece(before, before + n)
     for lo, hi, start in ((0, before, True), (before + n, before + n + after, False)):
@@ -3002,10 +2995,10 @@ def _fold_padding(g: Expr, ax: int, rank: int, n: int, before: int, after: int, 
             continue
         part = piece(lo, hi)
         if mode == "edge":  # every element copies the first (last) one
-            summed = _grad_call("sum", part, axis=[ax], keepdims=True)
+            summed = op_call("sum", part, axis=[ax], keepdims=True)
             out = _add(out, place(summed, 0, n - 1) if start else place(summed, n - 1, 0))
         else:  # reflect: the padding mirrors elements 1 .. before (n - 1 - after .. n - 2)
-            mirrored = _grad_call("reverse", part, axis=ax)
+            mirrored = op_call("reverse", part, axis=ax)
             width = hi - lo
             spots = (1, n - 1 - width) if start else (n - 1 - width, 1)
             out = _add(out, place(mirrored, *spots))
@@ -3021,12 +3014,12 @@ def _pad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     mode = _str_attr(call.attrs, "pad_mode")
     if mode == "constant":
         zero, one = const(np.asarray(0.0)), const(np.asarray(1.0))
-        dx = _grad_call("nn.pad", out_grad, zero, pad_width=[[-b, -a] for b, a in widths])
+        dx = op_call("nn.pad", out_grad, zero, pad_width=[[-b, -a] for b, a in widths])
         if not carries_gradient(value):
             return [dx, None]
-        padding = _grad_call("nn.pad", _zeros(x), one, pad_width=[list(p) for p in widths])
-        total = _grad_call("sum", _mul(out_grad, padding))
-        return [dx, _grad_call("cast_like", total, value)]
+        padding = op_call("nn.pad", _zeros(x), one, pad_width=[list(p) for p in widths])
+        total = op_call("sum", _mul(out_grad, padding))
+        return [dx, op_call("cast_like", total, value)]
     shape = _arg_type(x).shape
     g: Expr = out_grad
     for ax, (before, after) in enumerate(widths):
@@ -3037,7 +3030,7 @@ def _pad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
 
 @gradient_rule("nn.batch_flatten")
 def _batch_flatten_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    return [_grad_call("reshape_like", out_grad, call.args[0])]
+    return [op_call("reshape_like", out_grad, call.args[0])]
 
 
 def _is_training(call: Call) -> bool:
@@ -3059,8 +3052,8 @@ def _batch_ratio(x: Expr, ax: int, rank: int, numerator: float, offset: int) -> 
         return _scalar(numerator / (known - offset), x)
     others = [i for i in range(rank) if i != ax]
     index = const(np.asarray(others, dtype=np.int32))
-    extents = _grad_call("take", _grad_call("shape_of", x), index, axis=0)
-    count = _grad_call("cast_like", _grad_call("prod", extents), x)
+    extents = op_call("take", op_call("shape_of", x), index, axis=0)
+    count = op_call("cast_like", op_call("prod", extents), x)
     return _div(_scalar(numerator, x), _sub(count, _scalar(float(offset), x)))
 
 
@@ -3071,9 +3064,9 @@ def _batch_stats(call: Call, x: Expr, ax: int) -> tuple[Expr, Expr, Expr]:
     eps = call.attrs["epsilon"]
     assert isinstance(eps, int | float)
     over = {"axis": [ax], "exclude": True, "keepdims": True}
-    mean = _grad_call("mean", x, **over)
-    var = _grad_call("variance", x, mean, **over)
-    inv = _grad_call("rsqrt", _add(var, _scalar(float(eps), x)))
+    mean = op_call("mean", x, **over)
+    var = op_call("variance", x, mean, **over)
+    inv = op_call("rsqrt", _add(var, _scalar(float(eps), x)))
     centered = _sub(x, mean)
     return centered, inv, _mul(centered, inv)
 
@@ -3124,7 +3117,7 @@ def _batch_norm_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     eps = call.attrs["epsilon"]
     assert isinstance(eps, int | float)
     shifted = _add(var, _scalar(float(eps), var))
-    inv = _grad_call("rsqrt", shifted)
+    inv = op_call("rsqrt", shifted)
     slope = _mul(gamma, inv) if scale else inv  # d out / d x, per channel
     xhat = _mul(_sub(x, _along(mean, ax, rank)), _along(inv, ax, rank))
     g_sum = _per_channel(g, ax, rank)
@@ -3151,11 +3144,11 @@ def _layer_norm_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     assert isinstance(eps, int | float)
 
     def mean(e: Expr) -> Call:
-        return _grad_call("mean", e, axis=[ax], keepdims=True)
+        return op_call("mean", e, axis=[ax], keepdims=True)
 
     centered = _sub(x, mean(x))
     var = mean(_mul(centered, centered))
-    inv = _grad_call("rsqrt", _add(var, _scalar(float(eps), x)))
+    inv = op_call("rsqrt", _add(var, _scalar(float(eps), x)))
     xhat = _mul(centered, inv)
     dy = _mul(out_grad, _along(gamma, ax, rank)) if scale else out_grad
     dx = _mul(inv, _sub(_sub(dy, mean(dy)), _mul(xhat, mean(_mul(dy, xhat)))))
@@ -3181,23 +3174,23 @@ def _batch_size(p: Expr) -> Expr:
     if isinstance(batch, int):
         return _scalar(float(batch), p)
     index = const(np.asarray(0, dtype=np.int32))
-    extent = _grad_call("take", _grad_call("shape_of", p), index, axis=0)
-    return _grad_call("cast_like", extent, p)
+    extent = op_call("take", op_call("shape_of", p), index, axis=0)
+    return op_call("cast_like", extent, p)
 
 
 @gradient_rule("nn.cross_entropy")
 def _cross_entropy_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # -sum(log(p) * t) / b: dp = -g t / (p b), dt = -g log(p) / b
     p, t = call.args
-    scale = _grad_call("negative", _div(out_grad, _batch_size(p)))
-    return [_div(_mul(scale, t), p), _mul(scale, _grad_call("log", p))]
+    scale = op_call("negative", _div(out_grad, _batch_size(p)))
+    return [_div(_mul(scale, t), p), _mul(scale, op_call("log", p))]
 
 
 @gradient_rule("nn.cross_entropy_with_logits")
 def _cross_entropy_with_logits_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # -sum(p * t) / b: dp = -g t / b, dt = -g p / b
     p, t = call.args
-    scale = _grad_call("negative", _div(out_grad, _batch_size(p)))
+    scale = op_call("negative", _div(out_grad, _batch_size(p)))
     return [_mul(scale, t), _mul(scale, p)]
 
 
@@ -3205,7 +3198,7 @@ def _cross_entropy_with_logits_grad(call: Call, out_grad: Expr) -> list[Expr | N
 #
 # The forward-mode counterparts of the gradient rules (the contract is in relay/op/registry.py),
 # with the same conventions at kinks and ties. Calls are built through the registry
-# (``_jvp_call``). Products (dense, matmul, batch_matmul, the convolutions, the losses) are
+# (``op_call``). Products (dense, matmul, batch_matmul, the convolutions, the losses) are
 # bilinear: the operator applied to (tangent, other) plus (one, tangent's other), with the same
 # attributes. The average poolings, pad, batch_flatten and the pooling gradients (in out_grad)
 # are linear, so they apply themselves to the tangent. max_pool2d takes the tangent at each
@@ -3221,46 +3214,12 @@ def _cross_entropy_with_logits_grad(call: Call, out_grad: Expr) -> list[Expr | N
 JvpTangents = list[Expr | None]
 
 
-def _jvp_call(name: str, *args: Expr, **attrs: object) -> Call:
-    opdef = get_op(name)
-    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
-
-
-def _jvp_type(e: Expr) -> TensorType:
-    ty = e._checked_type
-    if ty is None and isinstance(e, Var):
-        ty = e.type_annotation
-    if not isinstance(ty, TensorType):
-        raise CompileError(f"the JVP rule needs the tensor type of {e}, got {ty}")
-    return ty
-
-
 def _jvp_sum(*terms: Expr | None) -> Expr | None:
     out: Expr | None = None
     for t in terms:
         if t is not None:
-            out = t if out is None else _jvp_call("add", out, t)
+            out = t if out is None else op_call("add", out, t)
     return out
-
-
-def _jvp_mul(a: Expr, b: Expr) -> Call:
-    return _jvp_call("multiply", a, b)
-
-
-def _jvp_scalar(value: float, like: Expr) -> Call:
-    return _jvp_call("cast_like", const(np.asarray(value, dtype=np.float64)), like)
-
-
-def _jvp_axis(op: str, call: Call, x: Expr) -> tuple[int, int]:
-    """The rank of ``x`` and the call's ``axis`` normalized for it."""
-    rank = len(_jvp_type(x).shape)
-    return rank, _norm_axis(op, _int_attr(call.attrs, "axis"), rank)
-
-
-def _jvp_along(p: Expr, ax: int, rank: int) -> Expr:
-    """The 1-d ``p`` of axis ``ax`` shaped to broadcast against a rank-``rank`` tensor."""
-    trailing = rank - ax - 1
-    return _jvp_call("expand_dims", p, axis=1, num_newaxis=trailing) if trailing else p
 
 
 def _bilinear_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
@@ -3307,8 +3266,8 @@ def _pad_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     tx, tv = tangents
     if tx is None and tv is None:
         return None
-    tx = _jvp_call("zeros_like", x) if tx is None else tx
-    tv = _jvp_call("zeros_like", value) if tv is None else tv
+    tx = op_call("zeros_like", x) if tx is None else tx
+    tv = op_call("zeros_like", value) if tv is None else tv
     return Call(call.op, (tx, tv), call.attrs)
 
 
@@ -3318,11 +3277,7 @@ def _bias_add_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     tx, tb = tangents
     if tb is None:
         return tx
-    return Call(call.op, (_jvp_call("zeros_like", x) if tx is None else tx, tb), call.attrs)
-
-
-def _jvp_positive(x: Expr) -> Call:
-    return _jvp_call("greater", x, _jvp_call("zeros_like", x))
+    return Call(call.op, (op_call("zeros_like", x) if tx is None else tx, tb), call.attrs)
 
 
 @jvp_rule("nn.relu")
@@ -3330,7 +3285,7 @@ def _relu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     (t,) = tangents
     if t is None:
         return None
-    return _jvp_call("where", _jvp_positive(call.args[0]), t, _jvp_call("zeros_like", t))
+    return op_call("where", _positive(call.args[0]), t, op_call("zeros_like", t))
 
 
 @jvp_rule("nn.leaky_relu")
@@ -3341,23 +3296,23 @@ def _leaky_relu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     x = call.args[0]
     alpha = call.attrs["alpha"]
     assert isinstance(alpha, int | float)
-    scaled = _jvp_mul(t, _jvp_scalar(float(alpha), x))
-    return _jvp_call("where", _jvp_positive(x), t, scaled)
+    scaled = _mul(t, _scalar(float(alpha), x))
+    return op_call("where", _positive(x), t, scaled)
 
 
 @jvp_rule("nn.prelu")
 def _prelu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     x, alpha = call.args
     tx, ta = tangents
-    rank, ax = _jvp_axis("nn.prelu", call, x)
-    positive = _jvp_positive(x)
+    rank, ax = _channel_axis(call, x)
+    positive = _positive(x)
     dx = None
     if tx is not None:
-        dx = _jvp_call("where", positive, tx, _jvp_mul(tx, _jvp_along(alpha, ax, rank)))
+        dx = op_call("where", positive, tx, _mul(tx, _along(alpha, ax, rank)))
     da = None
     if ta is not None:
-        slope = _jvp_mul(x, _jvp_along(ta, ax, rank))
-        da = _jvp_call("where", positive, _jvp_call("zeros_like", x), slope)
+        slope = _mul(x, _along(ta, ax, rank))
+        da = op_call("where", positive, op_call("zeros_like", x), slope)
     return _jvp_sum(dx, da)
 
 
@@ -3368,15 +3323,15 @@ def _gelu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     if t is None:
         return None
     x = call.args[0]
-    erf = _jvp_call("erf", _jvp_mul(x, _jvp_scalar(1.0 / math.sqrt(2.0), x)))
-    cdf = _jvp_mul(_jvp_scalar(0.5, x), _jvp_call("add", _jvp_call("ones_like", x), erf))
-    half_sq = _jvp_mul(_jvp_scalar(-0.5, x), _jvp_mul(x, x))
-    pdf = _jvp_mul(_jvp_scalar(1.0 / math.sqrt(2.0 * math.pi), x), _jvp_call("exp", half_sq))
-    return _jvp_mul(t, _jvp_call("add", cdf, _jvp_mul(x, pdf)))
+    erf = op_call("erf", _mul(x, _scalar(1.0 / math.sqrt(2.0), x)))
+    cdf = _mul(_scalar(0.5, x), op_call("add", op_call("ones_like", x), erf))
+    half_sq = _mul(_scalar(-0.5, x), _mul(x, x))
+    pdf = _mul(_scalar(1.0 / math.sqrt(2.0 * math.pi), x), op_call("exp", half_sq))
+    return _mul(t, op_call("add", cdf, _mul(x, pdf)))
 
 
 def _jvp_axis_sum(call: Call, e: Expr) -> Call:
-    return _jvp_call("sum", e, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
+    return op_call("sum", e, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
 
 
 @jvp_rule("nn.softmax")
@@ -3385,7 +3340,7 @@ def _softmax_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     (t,) = tangents
     if t is None:
         return None
-    return _jvp_mul(call, _jvp_call("subtract", t, _jvp_axis_sum(call, _jvp_mul(call, t))))
+    return _mul(call, op_call("subtract", t, _jvp_axis_sum(call, _mul(call, t))))
 
 
 @jvp_rule("nn.log_softmax")
@@ -3394,8 +3349,8 @@ def _log_softmax_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     (t,) = tangents
     if t is None:
         return None
-    softmax = _jvp_call("exp", call)
-    return _jvp_call("subtract", t, _jvp_axis_sum(call, _jvp_mul(softmax, t)))
+    softmax = op_call("exp", call)
+    return op_call("subtract", t, _jvp_axis_sum(call, _mul(softmax, t)))
 
 
 @jvp_rule("nn.max_pool2d")
@@ -3408,7 +3363,7 @@ def _max_pool2d_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     attrs = call.attrs
     layout = _str_attr(attrs, "layout")
     hax, wax = layout.index("H"), layout.index("W")
-    shape = _jvp_type(x).shape
+    shape = _arg_type(x).shape
     h, wd = shape[hax], shape[wax]
     if not isinstance(h, int) or not isinstance(wd, int):
         raise CompileError(f"the JVP of {op} needs a known height and width, got {shape}")
@@ -3424,8 +3379,8 @@ def _max_pool2d_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     data: Expr = x
     tangent: Expr = t
     if any(w != [0, 0] for w in widths):
-        data = _jvp_call("nn.pad", x, const(np.asarray(-np.inf)), pad_width=widths)
-        tangent = _jvp_call("nn.pad", t, const(np.asarray(0.0)), pad_width=widths)
+        data = op_call("nn.pad", x, const(np.asarray(-np.inf)), pad_width=widths)
+        tangent = op_call("nn.pad", t, const(np.asarray(0.0)), pad_width=widths)
     # a running maximum over the taps; a later tap wins only when strictly greater, so ties
     # keep the first maximum's tangent (the gradient's convention)
     best: Expr | None = None
@@ -3438,15 +3393,15 @@ def _max_pool2d_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
                 "strides": [sh, sw],
                 "axes": [hax, wax],
             }
-            value = _jvp_call("strided_slice", data, **window)
-            tap = _jvp_call("strided_slice", tangent, **window)
+            value = op_call("strided_slice", data, **window)
+            tap = op_call("strided_slice", tangent, **window)
             if best is None or out is None:
                 best, out = value, tap
                 continue
-            wins = _jvp_call("greater", value, best)
-            out = _jvp_call("where", wins, tap, out)
+            wins = op_call("greater", value, best)
+            out = op_call("where", wins, tap, out)
             if (a, b) != (kh - 1, kw - 1):
-                best = _jvp_call("maximum", best, value)
+                best = op_call("maximum", best, value)
     return out
 
 
@@ -3454,31 +3409,29 @@ def _max_pool2d_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
 def _layer_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     x, gamma, _ = call.args
     tx, tg, tb = tangents
-    rank, ax = _jvp_axis("nn.layer_norm", call, x)
+    rank, ax = _channel_axis(call, x)
     center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
     eps = call.attrs["epsilon"]
     assert isinstance(eps, int | float)
 
     def mean(e: Expr) -> Call:
-        return _jvp_call("mean", e, axis=[ax], keepdims=True)
+        return op_call("mean", e, axis=[ax], keepdims=True)
 
-    centered = _jvp_call("subtract", x, mean(x))
-    var = mean(_jvp_mul(centered, centered))
-    inv = _jvp_call("rsqrt", _jvp_call("add", var, _jvp_scalar(float(eps), x)))
-    xhat = _jvp_mul(centered, inv)
+    centered = op_call("subtract", x, mean(x))
+    var = mean(_mul(centered, centered))
+    inv = op_call("rsqrt", op_call("add", var, _scalar(float(eps), x)))
+    xhat = _mul(centered, inv)
     d_out: Expr | None = None
     if tx is not None:
-        dc = _jvp_call("subtract", tx, mean(tx))
-        spread = _jvp_mul(xhat, mean(_jvp_mul(xhat, dc)))
-        d_xhat = _jvp_mul(inv, _jvp_call("subtract", dc, spread))
-        d_out = _jvp_mul(d_xhat, _jvp_along(gamma, ax, rank)) if scale else d_xhat
+        dc = op_call("subtract", tx, mean(tx))
+        spread = _mul(xhat, mean(_mul(xhat, dc)))
+        d_xhat = _mul(inv, op_call("subtract", dc, spread))
+        d_out = _mul(d_xhat, _along(gamma, ax, rank)) if scale else d_xhat
     if scale and tg is not None:
-        d_out = _jvp_sum(d_out, _jvp_mul(xhat, _jvp_along(tg, ax, rank)))
+        d_out = _jvp_sum(d_out, _mul(xhat, _along(tg, ax, rank)))
     if center and tb is not None:
-        shift = _jvp_along(tb, ax, rank)
-        d_out = (
-            _jvp_call("broadcast_to_like", shift, x) if d_out is None else _jvp_sum(d_out, shift)
-        )
+        shift = _along(tb, ax, rank)
+        d_out = op_call("broadcast_to_like", shift, x) if d_out is None else _jvp_sum(d_out, shift)
     return d_out
 
 
@@ -3493,42 +3446,42 @@ def _batch_norm_training_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     tg, tb = tg if scale else None, tb if center else None  # unused parameters
     if all(t is None for t in (tx, tg, tb, t_mean, t_var)):
         return None
-    rank, ax = _jvp_axis("nn.batch_norm", call, x)
+    rank, ax = _channel_axis(call, x)
     m = _momentum(call)
 
     def along(p: Expr) -> Expr:
-        return _jvp_along(p, ax, rank)
+        return _along(p, ax, rank)
 
     def mean(e: Expr) -> Call:
-        return _jvp_call("mean", e, axis=[ax], exclude=True, keepdims=True)
+        return op_call("mean", e, axis=[ax], exclude=True, keepdims=True)
 
     centered, inv, xhat = _batch_stats(call, x, ax)
     d_out: Expr | None = None
     d_mu: Expr | None = None
     d_var: Expr | None = None
     if tx is not None:
-        dc = _jvp_call("subtract", tx, mean(tx))
-        spread = _jvp_mul(xhat, mean(_jvp_mul(xhat, dc)))
-        d_xhat = _jvp_mul(inv, _jvp_call("subtract", dc, spread))
-        d_out = _jvp_mul(d_xhat, along(gamma)) if scale else d_xhat
+        dc = op_call("subtract", tx, mean(tx))
+        spread = _mul(xhat, mean(_mul(xhat, dc)))
+        d_xhat = _mul(inv, op_call("subtract", dc, spread))
+        d_out = _mul(d_xhat, along(gamma)) if scale else d_xhat
         if m:
-            d_mu = _jvp_mul(_per_channel(tx, ax, rank), _batch_ratio(x, ax, rank, m, 0))
-            d_var = _jvp_mul(
-                _per_channel(_jvp_mul(centered, tx), ax, rank), _batch_ratio(x, ax, rank, 2 * m, 1)
+            d_mu = _mul(_per_channel(tx, ax, rank), _batch_ratio(x, ax, rank, m, 0))
+            d_var = _mul(
+                _per_channel(_mul(centered, tx), ax, rank), _batch_ratio(x, ax, rank, 2 * m, 1)
             )
     if tg is not None:
-        d_out = _jvp_sum(d_out, _jvp_mul(xhat, along(tg)))
+        d_out = _jvp_sum(d_out, _mul(xhat, along(tg)))
     if tb is not None:
         d_out = _jvp_sum(d_out, along(tb))
     if d_out is None:
-        d_out = _jvp_call("zeros_like", x)
+        d_out = op_call("zeros_like", x)
     elif tx is None and tg is None:
-        d_out = _jvp_call("broadcast_to_like", d_out, x)  # the shift's per-channel term only
-    keep = _jvp_scalar(1.0 - m, x)
+        d_out = op_call("broadcast_to_like", d_out, x)  # the shift's per-channel term only
+    keep = _scalar(1.0 - m, x)
 
     def moved(t: Expr | None, batch: Expr | None, like: Expr) -> Expr:
-        total = _jvp_sum(None if t is None or m == 1 else _jvp_mul(t, keep), batch)
-        return _jvp_call("zeros_like", like) if total is None else total
+        total = _jvp_sum(None if t is None or m == 1 else _mul(t, keep), batch)
+        return op_call("zeros_like", like) if total is None else total
 
     return Tuple((d_out, moved(t_mean, d_mu, moving_mean), moved(t_var, d_var, moving_var)))
 
@@ -3541,40 +3494,40 @@ def _batch_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
         return _batch_norm_training_jvp(call, tangents)
     x, gamma, _, mean, var = call.args
     tx, tg, tb, t_mean, t_var = tangents
-    rank, ax = _jvp_axis("nn.batch_norm", call, x)
+    rank, ax = _channel_axis(call, x)
     center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
     eps = call.attrs["epsilon"]
     assert isinstance(eps, int | float)
 
     def along(p: Expr) -> Expr:
-        return _jvp_along(p, ax, rank)
+        return _along(p, ax, rank)
 
-    shifted = _jvp_call("add", var, _jvp_scalar(float(eps), var))
-    inv = along(_jvp_call("rsqrt", shifted))
-    xhat = _jvp_mul(_jvp_call("subtract", x, along(mean)), inv)
-    d_mean = None if t_mean is None else _jvp_call("negative", along(t_mean))
+    shifted = op_call("add", var, _scalar(float(eps), var))
+    inv = along(op_call("rsqrt", shifted))
+    xhat = _mul(op_call("subtract", x, along(mean)), inv)
+    d_mean = None if t_mean is None else op_call("negative", along(t_mean))
     d_centered = _jvp_sum(tx, d_mean)
     d_inv = None
     if t_var is not None:
-        d_inv = along(_jvp_mul(_jvp_scalar(-0.5, var), _jvp_call("divide", t_var, shifted)))
+        d_inv = along(_mul(_scalar(-0.5, var), op_call("divide", t_var, shifted)))
     d_xhat = _jvp_sum(
-        None if d_centered is None else _jvp_mul(d_centered, inv),
-        None if d_inv is None else _jvp_mul(xhat, d_inv),
+        None if d_centered is None else _mul(d_centered, inv),
+        None if d_inv is None else _mul(xhat, d_inv),
     )
     if scale and d_xhat is not None:
-        d_xhat = _jvp_mul(d_xhat, along(gamma))
-    d_gamma = None if not scale or tg is None else _jvp_mul(xhat, along(tg))
+        d_xhat = _mul(d_xhat, along(gamma))
+    d_gamma = None if not scale or tg is None else _mul(xhat, along(tg))
     d_beta = None if not center or tb is None else along(tb)
     d_out = _jvp_sum(d_xhat, d_gamma, d_beta)
     if d_out is None:  # no tangent reaches the result (and the statistics have none)
         return None
     if tx is None and d_inv is None and d_gamma is None:
-        d_out = _jvp_call("broadcast_to_like", d_out, x)  # per-channel terms only
+        d_out = op_call("broadcast_to_like", d_out, x)  # per-channel terms only
     return Tuple(
         (
             d_out,
-            _jvp_call("zeros_like", mean) if t_mean is None else t_mean,
-            _jvp_call("zeros_like", var) if t_var is None else t_var,
+            op_call("zeros_like", mean) if t_mean is None else t_mean,
+            op_call("zeros_like", var) if t_var is None else t_var,
         )
     )
 
@@ -3586,7 +3539,7 @@ def _dropout_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     if t is None:
         return None
     mask = TupleGetItem(call, 1)
-    return Tuple((_jvp_mul(t, mask), _jvp_call("zeros_like", mask)))
+    return Tuple((_mul(t, mask), op_call("zeros_like", mask)))
 
 
 @jvp_rule("nn.cross_entropy")
@@ -3598,6 +3551,6 @@ def _cross_entropy_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     return _jvp_sum(
         None
         if tp is None
-        else _jvp_call("nn.cross_entropy_with_logits", _jvp_call("divide", tp, p), target),
+        else op_call("nn.cross_entropy_with_logits", op_call("divide", tp, p), target),
         None if tt is None else Call(call.op, (p, tt), call.attrs),
     )

@@ -56,6 +56,7 @@ from relay.op.registry import (
     gradient_rule,
     jvp_rule,
     non_differentiable,
+    op_call,
     register_op,
 )
 from relay.op.tensor import carries_gradient
@@ -645,11 +646,6 @@ def variance(
 # concrete shape, only the data's rank.
 
 
-def _grad_call(name: str, *args: Expr, **attrs: object) -> Call:
-    opdef = get_op(name)
-    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
-
-
 def _rank(e: Expr) -> int:
     from relay.ir.expr import Var
 
@@ -673,25 +669,25 @@ def _unreduce(call: Call, value: Expr) -> Expr:
     if call.attrs["keepdims"]:
         return value
     for a in _reduced(call):
-        value = _grad_call("expand_dims", value, axis=a)
+        value = op_call("expand_dims", value, axis=a)
     return value
 
 
 def _spread(call: Call, value: Expr) -> Expr:
     """``value`` broadcast from the reduction's result back to the data's shape."""
-    return _grad_call("broadcast_to_like", _unreduce(call, value), call.args[0])
+    return op_call("broadcast_to_like", _unreduce(call, value), call.args[0])
 
 
 def _sum_kept(call: Call, value: Expr) -> Expr:
     """``value``, of the data's shape, summed over the reduced axes with keepdims (an empty
     ``axis`` list would sum over every axis, so reducing nothing returns ``value``)."""
     axes = _reduced(call)
-    return _grad_call("sum", value, axis=list(axes), keepdims=True) if axes else value
+    return op_call("sum", value, axis=list(axes), keepdims=True) if axes else value
 
 
 def _reduced_count(call: Call, x: Expr) -> Expr:
     """How many elements each reduction combines, as a keepdims tensor of ``x``'s dtype."""
-    return _sum_kept(call, _grad_call("ones_like", x))
+    return _sum_kept(call, op_call("ones_like", x))
 
 
 @gradient_rule("sum")
@@ -704,15 +700,15 @@ def _mean_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     x = call.args[0]
     if not carries_gradient(x):
         return [None]
-    return [_grad_call("divide", _spread(call, out_grad), _reduced_count(call, x))]
+    return [op_call("divide", _spread(call, out_grad), _reduced_count(call, x))]
 
 
 def _extreme_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     x = call.args[0]
-    hit = _grad_call("cast_like", _grad_call("equal", x, _spread(call, call)), x)
+    hit = op_call("cast_like", op_call("equal", x, _spread(call, call)), x)
     ties = _sum_kept(call, hit)
-    share = _grad_call("divide", hit, ties)
-    return [_grad_call("multiply", share, _spread(call, out_grad))]
+    share = op_call("divide", hit, ties)
+    return [op_call("multiply", share, _spread(call, out_grad))]
 
 
 gradient_rule("max", "min")(_extreme_grad)
@@ -724,30 +720,28 @@ def _prod_others(call: Call) -> Expr:
     reduction it is prod / x_i; with exactly one, it is the product of the nonzeros at the
     zero and 0 elsewhere; with more, 0 everywhere."""
     x = call.args[0]
-    zero = _grad_call("zeros_like", x)
-    is_zero = _grad_call("equal", x, zero)
-    nonzero = _grad_call("where", is_zero, _grad_call("ones_like", x), x)
+    zero = op_call("zeros_like", x)
+    is_zero = op_call("equal", x, zero)
+    nonzero = op_call("where", is_zero, op_call("ones_like", x), x)
     product = _spread(call, Call(call.op, (nonzero,), call.attrs))  # of the nonzeros
-    zeros = _grad_call("broadcast_to_like", _sum_kept(call, _grad_call("cast_like", is_zero, x)), x)
-    at_zero = _grad_call(
-        "where", _grad_call("equal", zeros, _grad_call("ones_like", x)), product, zero
+    zeros = op_call("broadcast_to_like", _sum_kept(call, op_call("cast_like", is_zero, x)), x)
+    at_zero = op_call("where", op_call("equal", zeros, op_call("ones_like", x)), product, zero)
+    elsewhere = op_call(
+        "where", op_call("equal", zeros, zero), op_call("divide", product, nonzero), zero
     )
-    elsewhere = _grad_call(
-        "where", _grad_call("equal", zeros, zero), _grad_call("divide", product, nonzero), zero
-    )
-    return _grad_call("where", is_zero, at_zero, elsewhere)
+    return op_call("where", is_zero, at_zero, elsewhere)
 
 
 @gradient_rule("prod")
 def _prod_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    return [_grad_call("multiply", _spread(call, out_grad), _prod_others(call))]
+    return [op_call("multiply", _spread(call, out_grad), _prod_others(call))]
 
 
 @gradient_rule("logsumexp")
 def _logsumexp_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     x = call.args[0]
-    softmax = _grad_call("exp", _grad_call("subtract", x, _spread(call, call)))
-    return [_grad_call("multiply", _spread(call, out_grad), softmax)]
+    softmax = op_call("exp", op_call("subtract", x, _spread(call, call)))
+    return [op_call("multiply", _spread(call, out_grad), softmax)]
 
 
 @gradient_rule("variance")
@@ -758,12 +752,12 @@ def _variance_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
         return [None, None]
     count = _reduced_count(call, x)
     if call.attrs["unbiased"]:
-        count = _grad_call("subtract", count, _grad_call("ones_like", count))
-    two = _grad_call("cast_like", const(np.array(2.0)), x)
-    diff = _grad_call("subtract", x, m)
-    scale = _grad_call("divide", _grad_call("multiply", two, diff), count)
-    dx = _grad_call("multiply", _spread(call, out_grad), scale)
-    dm = _grad_call("collapse_sum_like", _grad_call("negative", dx), m)
+        count = op_call("subtract", count, op_call("ones_like", count))
+    two = op_call("cast_like", const(np.array(2.0)), x)
+    diff = op_call("subtract", x, m)
+    scale = op_call("divide", op_call("multiply", two, diff), count)
+    dx = op_call("multiply", _spread(call, out_grad), scale)
+    dm = op_call("collapse_sum_like", op_call("negative", dx), m)
     return [dx, dm]
 
 
@@ -799,9 +793,9 @@ def _extreme_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
     if t is None:
         return None
     x = call.args[0]
-    hit = _grad_call("cast_like", _grad_call("equal", x, _spread(call, call)), x)
-    share = _grad_call("divide", hit, _sum_kept(call, hit))
-    return _reduce_like(call, _grad_call("multiply", share, t))
+    hit = op_call("cast_like", op_call("equal", x, _spread(call, call)), x)
+    share = op_call("divide", hit, _sum_kept(call, hit))
+    return _reduce_like(call, op_call("multiply", share, t))
 
 
 @jvp_rule("prod")
@@ -809,7 +803,7 @@ def _prod_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
     (t,) = tangents
     if t is None:
         return None
-    return _reduce_like(call, _grad_call("multiply", _prod_others(call), t))
+    return _reduce_like(call, op_call("multiply", _prod_others(call), t))
 
 
 @jvp_rule("logsumexp")
@@ -818,8 +812,8 @@ def _logsumexp_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
     if t is None:
         return None
     x = call.args[0]
-    softmax = _grad_call("exp", _grad_call("subtract", x, _spread(call, call)))
-    return _reduce_like(call, _grad_call("multiply", softmax, t))
+    softmax = op_call("exp", op_call("subtract", x, _spread(call, call)))
+    return _reduce_like(call, op_call("multiply", softmax, t))
 
 
 @jvp_rule("variance")
@@ -832,15 +826,15 @@ def _variance_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
     diff_t: Expr
     if tx is None:
         assert tm is not None
-        diff_t = _grad_call("negative", tm)
+        diff_t = op_call("negative", tm)
     elif tm is None:
         diff_t = tx
     else:
-        diff_t = _grad_call("subtract", tx, tm)
+        diff_t = op_call("subtract", tx, tm)
     count = _reduced_count(call, x)
     if call.attrs["unbiased"]:
-        count = _grad_call("subtract", count, _grad_call("ones_like", count))
-    two = _grad_call("cast_like", const(np.array(2.0)), x)
-    diff = _grad_call("subtract", x, m)
-    scale = _grad_call("divide", _grad_call("multiply", two, diff), count)
-    return _reduce_like(call, _grad_call("multiply", scale, diff_t))
+        count = op_call("subtract", count, op_call("ones_like", count))
+    two = op_call("cast_like", const(np.array(2.0)), x)
+    diff = op_call("subtract", x, m)
+    scale = op_call("divide", op_call("multiply", two, diff), count)
+    return _reduce_like(call, op_call("multiply", scale, diff_t))

@@ -18,7 +18,7 @@ from typing import Any
 
 from relay.errors import CompileError
 from relay.ir.attrs import EMPTY_ATTRS, Attrs, AttrValue, normalize_attr_value
-from relay.ir.expr import Op
+from relay.ir.expr import Call, Expr, Op
 from relay.ir.span import Span
 
 
@@ -266,6 +266,13 @@ class OpBuilder:
 
     def __repr__(self) -> str:
         return f"relay.op.{self.__relay_op__}"
+
+
+def op_call(name: str, *args: Expr, **attrs: object) -> Call:
+    """A call of the registered operator ``name`` with validated attributes: how rules
+    (gradients, JVPs) build the IR they return."""
+    opdef = get_op(name)
+    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
 
 
 # -- gradient rules ------------------------------------------------------------------------------

@@ -89,10 +89,10 @@ from relay.op.registry import (
     OpDef,
     OpPattern,
     attr,
-    get_op,
     gradient_rule,
     jvp_rule,
     non_differentiable,
+    op_call,
     register_op,
 )
 from relay.op.tensor import carries_gradient
@@ -1900,11 +1900,6 @@ def one_hot(
 # ``strided_slice``'s is built from pads.
 
 
-def _grad_call(name: str, *args: Expr, **attrs: object) -> Call:
-    opdef = get_op(name)
-    return Call(opdef.op, args, opdef.validate_attrs(dict(attrs)))
-
-
 def _known_type(e: Expr) -> Type:
     """The type of ``e``: inferred, annotated (a variable) or that of a tuple's fields."""
     ty = e._checked_type
@@ -2038,16 +2033,16 @@ def _strided_slice_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
         if step > 1:
             widths = [[0, 0]] * (ndim + 1)
             widths[ax + 1] = [0, step - 1]
-            spread = _grad_call("nn.pad", expand_dims(g, ax + 1), zero, pad_width=widths)
+            spread = op_call("nn.pad", expand_dims(g, ax + 1), zero, pad_width=widths)
             g = reshape(spread, [0] * ax + [-3, -2])
         widths = [[0, 0]] * ndim
         widths[ax] = [b, n - b - m * step]
-        g = _grad_call("nn.pad", g, zero, pad_width=widths)
+        g = op_call("nn.pad", g, zero, pad_width=widths)
     return [g]
 
 
 def _zeros_like(x: Expr) -> Call:
-    return _grad_call("zeros_like", x)
+    return op_call("zeros_like", x)
 
 
 @gradient_rule("take")
@@ -2073,21 +2068,21 @@ def _take_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     idx: Expr = indices
     mode = _str(call.attrs, "mode")
     if mode == "clip":
-        idx = _grad_call("clip", idx, a_min=0.0, a_max=float(max(n - 1, 0)))
+        idx = op_call("clip", idx, a_min=0.0, a_max=float(max(n - 1, 0)))
     elif mode == "wrap":
-        idx = _grad_call("floor_mod", idx, const(np.array(n, dtype=_np_dtype(str(it.dtype)))))
+        idx = op_call("floor_mod", idx, const(np.array(n, dtype=_np_dtype(str(it.dtype)))))
     dtype = _np_dtype(str(t.dtype))
     one, zero = const(np.ones((), dtype)), const(np.zeros((), dtype))
-    hot: Expr = _grad_call("one_hot", idx, one, zero, depth=n, axis=-1, dtype=str(t.dtype))
+    hot: Expr = op_call("one_hot", idx, one, zero, depth=n, axis=-1, dtype=str(t.dtype))
     gathered = len(it.shape) - bd  # the index axes of the output, from ax on
     before, after = ax - bd, ndim - ax - 1
     if before:
         hot = expand_dims(hot, bd, before)
     if after:
         hot = expand_dims(hot, -1, after)
-    spread = _grad_call("multiply", expand_dims(out_grad, ax + gathered), hot)
+    spread = op_call("multiply", expand_dims(out_grad, ax + gathered), hot)
     if gathered:
-        spread = _grad_call("sum", spread, axis=list(range(ax, ax + gathered)))
+        spread = op_call("sum", spread, axis=list(range(ax, ax + gathered)))
     return [reshape_like(spread, data), None]
 
 
@@ -2097,7 +2092,7 @@ def _repeat_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     ax = _norm_axis(_int(call.attrs, "axis"), len(_tensor_type(call.args[0]).shape))
     r = _int(call.attrs, "repeats")
     split_axis = reshape(out_grad, [0] * ax + [-4, -1, r, -2])
-    return [_grad_call("sum", split_axis, axis=[ax + 1])]
+    return [op_call("sum", split_axis, axis=[ax + 1])]
 
 
 @gradient_rule("tile")
@@ -2111,7 +2106,7 @@ def _tile_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     full = (1,) * (rank - len(reps)) + reps
     newshape = [v for k in full for v in (-4, k, -1)]
     pairs = reshape(out_grad, newshape)
-    summed = _grad_call("sum", pairs, axis=list(range(0, 2 * rank, 2)))
+    summed = op_call("sum", pairs, axis=list(range(0, 2 * rank, 2)))
     return [reshape_like(summed, x)]
 
 
@@ -2131,15 +2126,13 @@ def _one_hot_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # the result is on_value where the index hits, off_value elsewhere: each scalar gets the
     # sum of the adjoint over its positions; no gradient flows to the integer indices
     indices, on, off = call.args
-    ones = _grad_call("ones_like", out_grad)
+    ones = op_call("ones_like", out_grad)
     attrs = {k: call.attrs[k] for k in ("depth", "axis", "dtype")}
-    hit = _grad_call(
-        "one_hot", indices, _grad_call("ones_like", on), _grad_call("zeros_like", off), **attrs
-    )
-    hit = _grad_call("cast_like", hit, out_grad)
-    miss = _grad_call("subtract", ones, hit)
-    d_on = _grad_call("cast_like", _grad_call("sum", _grad_call("multiply", out_grad, hit)), on)
-    d_off = _grad_call("cast_like", _grad_call("sum", _grad_call("multiply", out_grad, miss)), off)
+    hit = op_call("one_hot", indices, op_call("ones_like", on), op_call("zeros_like", off), **attrs)
+    hit = op_call("cast_like", hit, out_grad)
+    miss = op_call("subtract", ones, hit)
+    d_on = op_call("cast_like", op_call("sum", op_call("multiply", out_grad, hit)), on)
+    d_off = op_call("cast_like", op_call("sum", op_call("multiply", out_grad, miss)), off)
     return [
         None,
         d_on if carries_gradient(on) else None,
