@@ -107,15 +107,19 @@ def fresh_name(taken: set[str], base: str) -> str:
     return name
 
 
+def is_data_type(ty: Type) -> bool:
+    """A value of an algebraic data type: ``Tree`` or ``List[...]``."""
+    return isinstance(ty, GlobalTypeVar) or (
+        isinstance(ty, TypeCall) and isinstance(ty.func, GlobalTypeVar)
+    )
+
+
 def differentiable_type(ty: Type, data_types: bool = False) -> bool:
     """A tensor (of any dtype: integers get zero derivatives) or a tuple of such (or, with
     ``data_types``, a data type value, whose contents are checked where it is converted)."""
     if isinstance(ty, TensorType):
         return True
-    if data_types and (
-        isinstance(ty, GlobalTypeVar)
-        or (isinstance(ty, TypeCall) and isinstance(ty.func, GlobalTypeVar))
-    ):
+    if data_types and is_data_type(ty):
         return True
     return isinstance(ty, TupleType) and all(differentiable_type(f, data_types) for f in ty.fields)
 
@@ -280,6 +284,13 @@ def typed_var(name: str, ty: Type, span: Span | None = None) -> Var:
     v = Var(name, ty, span=span)
     v.set_checked_type(ty)
     return v
+
+
+def is_atomic(e: Expr) -> bool:
+    """A variable or constant, or a tuple of them (nothing to compute, so nothing to bind)."""
+    if isinstance(e, Tuple):
+        return all(is_atomic(f) for f in e.fields)
+    return isinstance(e, Var | Constant)
 
 
 def sequence(stmts: Sequence[Expr], last: Expr) -> Expr:
@@ -635,6 +646,8 @@ __all__ = [
     "ValueRewriter",
     "field_of",
     "fresh_name",
+    "is_atomic",
+    "is_data_type",
     "is_float_tensor",
     "mentions_float",
     "sequence",

@@ -94,8 +94,10 @@ from relay.passes.ad_rewrite import (
     GlobalRewrites,
     ValueRewriter,
     check_parameters,
+    differentiable_type,
     field_of,
     fresh_name,
+    is_data_type,
     is_float_tensor,
     mentions_float,
     sequence,
@@ -111,12 +113,6 @@ BACKPROP_TYPE = RefType(FuncType((), UNIT))
 def reverse_types(mod: Module) -> ADTypes:
     """The reverse mode's rewriting of types: a float tensor and its adjoint cell."""
     return ADTypes(mod, lambda t: TupleType((t, RefType(t))), "_rev")
-
-
-def _is_data(ty: Type) -> bool:
-    return isinstance(ty, GlobalTypeVar) or (
-        isinstance(ty, TypeCall) and isinstance(ty.func, GlobalTypeVar)
-    )
 
 
 class _DataConversions:
@@ -140,7 +136,7 @@ class _DataConversions:
             return Tuple((x, RefCreate(zeros_like(x))))
         if isinstance(ty, TupleType) and mentions_float(ty):
             return Tuple(tuple(self.lift(field_of(x, i), f) for i, f in enumerate(ty.fields)))
-        if _is_data(ty) and self.types(ty) != ty:
+        if is_data_type(ty) and self.types(ty) != ty:
             return Call(self._function(ty, self._lifts, "rev_lift", self.lift, False), (x,))
         self._plain(ty)
         return x
@@ -154,7 +150,7 @@ class _DataConversions:
             return zeros_like(x)
         if isinstance(ty, TupleType):
             return Tuple(tuple(self.read(field_of(x, i), f) for i, f in enumerate(ty.fields)))
-        if _is_data(ty):
+        if is_data_type(ty):
             return Call(self._function(ty, self._reads, "adjoint", self.read, True), (x,))
         raise CompileError(f"gradient: no adjoint for a value of type {ty}")
 
@@ -239,9 +235,11 @@ class ReverseAD:
         lifted = []
         check_parameters(func, wrt, "gradient", data_types=True)
         for p, new in zip(func.params, params, strict=True):
-            value = self.data.lift(new, p.checked_type)
-            if not isinstance(value, Var):
-                value = rw.emit(value, self.types(p.checked_type), p.name_hint)
+            ty = p.checked_type
+            if differentiable_type(ty):  # tensors and tuples: cells bound one by one
+                value = rw.lift(new, ty)
+            else:  # data values: converted by a generated global
+                value = rw.emit(self.data.lift(new, ty), self.types(ty), p.name_hint)
             rw.vars[p] = value
             lifted.append(value)
         result = rw.visit(func.body)

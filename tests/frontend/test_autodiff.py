@@ -455,3 +455,11 @@ def test_gradient_with_respect_to_a_list_of_weights() -> None:
     _, only = d(relay.Cons(w0, relay.Nil()), x)
     np.testing.assert_allclose(only.fields[0], x * (1 - np.tanh(w0 * x) ** 2))
     assert {"List_rev_lift", "List_adjoint"} <= {g.name_hint for g in d.module.functions}
+
+
+def test_jvp_with_a_list_of_weights() -> None:
+    w0, x = np.array([0.5, 1.0, -1.0]), np.array([1.0, 2.0, 3.0])
+    t0, tx = np.array([1.0, 0.0, 2.0]), np.array([0.5, -1.0, 0.0])
+    ws, dws = relay.Cons(w0, relay.Nil()), relay.Cons(t0, relay.Nil())
+    _, tangent = relay.jvp(stack_of_layers)(ws, x, dws, tx)
+    np.testing.assert_allclose(tangent, (1 - np.tanh(w0 * x) ** 2) * (t0 * x + w0 * tx))

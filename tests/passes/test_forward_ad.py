@@ -243,3 +243,45 @@ def test_deep_dataflow_without_lets_needs_no_recursion() -> None:
     f = jvp(Function((x,), body), mod)
     _, tangent = relay.interpret(f, np.ones(2), np.array([1.0, 2.0]), mod=mod)  # type: ignore[misc]
     np.testing.assert_allclose(tangent, np.array([1.0, 2.0]) * 1.001**3000)
+
+
+def test_a_data_value_with_its_tangent() -> None:
+    from relay.backend.interpreter.values import ConstructorValue
+
+    mod = with_jvp(
+        module(
+            """
+            def @dot(%ws: List[V3], %x: V3) -> V3 {
+              match (%ws) {
+                Cons(%w, %rest) => tanh(%w * @dot(%rest, %x)),
+                Nil => %x,
+              }
+            }
+            def @main(%ws: List[V3], %x: V3) -> V3 { @dot(%ws, %x) }
+            """,
+            prelude=True,
+        )
+    )
+    cons, nil = mod.get_constructor("Cons"), mod.get_constructor("Nil")
+
+    def as_list(*items: np.ndarray) -> object:
+        out: object = ConstructorValue(nil)
+        for item in reversed(items):
+            out = ConstructorValue(cons, (item, out))
+        return out
+
+    w0, w1 = np.array([0.5, 1.0, -1.0]), np.array([2.0, 0.3, 0.1])
+    t0, t1 = np.array([1.0, 0.0, 2.0]), np.array([0.5, -1.0, 0.0])
+    _, tangent = run(mod, "main_jvp", as_list(w0, w1), X, as_list(t0, t1), VX)  # type: ignore[misc]
+    h = 1e-6
+
+    def f(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return np.tanh(a * np.tanh(b * x))
+
+    want = (f(w0 + h * t0, w1 + h * t1, X + h * VX) - f(w0 - h * t0, w1 - h * t1, X - h * VX)) / (
+        2 * h
+    )
+    np.testing.assert_allclose(tangent, want, rtol=1e-6)
+    assert "List_dual_pair" in {g.name_hint for g in mod.functions}
+    with pytest.raises(relay.ExecutionError):  # a tangent of another structure
+        run(mod, "main_jvp", as_list(w0, w1), X, as_list(t0), VX)
