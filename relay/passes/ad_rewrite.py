@@ -66,6 +66,7 @@ from relay.ir.types import (
     TypeCall,
     TypeData,
     TypeVar,
+    free_type_vars,
 )
 
 FLOAT_DTYPES = frozenset({"float16", "float32", "float64", "bfloat16"})
@@ -266,6 +267,43 @@ class ADTypes:
         if con.belong_to is not None:
             self.data_type(con.belong_to)
         return self.ctors.get(con.name_hint, con)
+
+
+class DataFunctions:
+    """Base of the generated globals over data values passed in from outside (the reverse
+    mode's conversions, the forward mode's pairing): one global per concrete data type and
+    purpose, built by structural recursion over the constructors."""
+
+    def __init__(self, mod: Module, types: ADTypes, what: str) -> None:
+        self.mod = mod
+        self.types = types
+        self.what = what
+        self._names = {g.name_hint for g in mod.functions}
+
+    def start(
+        self, ty: Type, cache: dict[str, GlobalVar], suffix: str
+    ) -> tuple[GlobalVar, TypeData | None, dict[TypeVar, Type]]:
+        """The global for ``ty`` in ``cache`` (data None: built already), or a new one, the
+        type's definition and its parameters' instantiation (data given: build its body).
+        The global is cached before its body is built, so recursive types work."""
+        found = cache.get(str(ty))
+        if found is not None:
+            return found, None, {}
+        if free_type_vars(ty):
+            raise CompileError(f"{self.what}: a parameter of the polymorphic data type {ty}")
+        head = ty.func if isinstance(ty, TypeCall) else ty
+        assert isinstance(head, GlobalTypeVar)
+        data = self.mod.type_definitions[self.types.canonical(head)]
+        gv = GlobalVar(fresh_name(self._names, f"{head.name_hint}_{suffix}"))
+        cache[str(ty)] = gv
+        args = ty.args if isinstance(ty, TypeCall) else ()
+        return gv, data, dict(zip(data.type_params, args, strict=True))
+
+    def field_types(self, con: Constructor, mapping: dict[TypeVar, Type]) -> list[Type]:
+        """The types of ``con``'s fields at the instantiation ``mapping``."""
+        from relay.typecheck.subst import subst_type
+
+        return [subst_type(t, mapping) for t in con.inputs]
 
 
 def field_of(e: Expr, i: int) -> Expr:
