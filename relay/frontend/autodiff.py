@@ -44,7 +44,10 @@ def _normal_argnums(argnums: object, arity: int, name: str) -> int | tuple[int, 
 
 
 class Derivative:
-    """A derivative of a ``@relay`` function: ``relay.grad(f)`` or ``relay.jvp(f)``."""
+    """A derivative of a ``@relay`` function: ``relay.grad(f)`` or ``relay.jvp(f)``. It has
+    the face of a :class:`~relay.frontend.function.RelayFunction`: callable on numpy
+    arrays, ``.module``, ``.global_var``, ``.checked_type``, ``.astext()``, ``str()`` and
+    ``.interpret(*args)``."""
 
     def __init__(self, fn: RelayFunction, kind: str, argnums: object = None) -> None:
         assert kind in KINDS
@@ -109,6 +112,17 @@ class Derivative:
     def global_var(self) -> GlobalVar:
         """The derivative's global in :attr:`module`."""
         return self._derive(self.fn._default())[1]
+
+    @property
+    def checked_type(self) -> Type:
+        """The derivative's function type (for ``f``'s latest signature)."""
+        mod, gv = self._derive(self.fn._default())
+        return mod.functions[gv].checked_type
+
+    def interpret(self, *args: object, **kwargs: object) -> object:
+        """Run on the reference interpreter (what calling it does until the compiled
+        backend lands)."""
+        return self(*args, **kwargs)
 
     def astext(self, show_types: bool = False) -> str:
         """The derivative function in the Relay text format."""

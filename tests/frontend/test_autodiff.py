@@ -194,6 +194,9 @@ def test_the_gradient_function_prints_and_is_typed() -> None:
     )
     assert "ref(" in str(relay.grad(power))
     assert repr(g) == "<relay gradient of cube>"
+    assert g.checked_type == ty
+    _, (dx,) = g.interpret(X)
+    np.testing.assert_allclose(dx, 3 * X**2)
 
 
 def test_errors() -> None:
