@@ -199,7 +199,7 @@ class ReverseAD:
         self.data = _DataConversions(mod, self.types)
 
     def _rewriter(self) -> _Reverse:
-        return _Reverse(self.globals, Var("bp", BACKPROP_TYPE))
+        return _Reverse(self.globals, self.data, Var("bp", BACKPROP_TYPE))
 
     def gradient(self, func: Function, wrt: Sequence[int] | None = None) -> Function:
         """``fn (params) { (func(params), (d/d param_i for i in wrt)) }`` for a typed
@@ -240,8 +240,9 @@ class _Reverse(ValueRewriter):
     """The reverse mode's values: ``(x, adjoint cell)``; operator calls push backward steps
     onto the tape ``bp``."""
 
-    def __init__(self, globals_: GlobalRewrites, bp: Var) -> None:
+    def __init__(self, globals_: GlobalRewrites, data: _DataConversions, bp: Var) -> None:
         super().__init__(globals_)
+        self.data = data
         self.bp = bp
 
     def extra_params(self) -> tuple[Var, ...]:
@@ -249,20 +250,6 @@ class _Reverse(ValueRewriter):
 
     def zero_carrier(self, x: Expr, ty: TensorType) -> Expr:
         return self.emit(RefCreate(zeros_like(x)), RefType(ty), "adj")
-
-    def read_adjoint(self, x: Expr, plain: Expr) -> Expr:
-        """The adjoint accumulated in the rewritten value ``x`` of the plain ``plain``."""
-        ty = plain.checked_type
-        if is_float_tensor(ty):
-            return RefRead(field_of(x, 1))
-        if isinstance(ty, TupleType):
-            return Tuple(
-                tuple(
-                    self.read_adjoint(field_of(x, i), typed(field_of(plain, i), f))
-                    for i, f in enumerate(ty.fields)
-                )
-            )
-        return zeros_like(plain)
 
     def accumulate(self, x: Expr, adj: Expr, ty: Type, out: list[Expr]) -> None:
         """Statements adding ``adj`` to the adjoint cells of the rewritten value ``x``."""
@@ -298,7 +285,7 @@ class _Reverse(ValueRewriter):
         if not stmts:
             return result
         prev = self.emit(RefRead(self.bp), FuncType((), UNIT), "prev")
-        step = Let(g, self.read_adjoint(result, y), sequence(stmts, Call(prev, ())))
+        step = Let(g, self.data.read(result, out_ty), sequence(stmts, Call(prev, ())))
         self.effect(RefWrite(self.bp, Function((), step, UNIT)))
         return result
 
