@@ -63,7 +63,7 @@ from relay.op.registry import (
     non_differentiable,
     register_op,
 )
-from relay.op.tensor import carries_gradient, jvp_fit, jvp_sum
+from relay.op.tensor import carries_gradient, jvp_fit, jvp_sum, linear_jvp
 from relay.op.transform import check_shape_limits
 from relay.typecheck.relation import (
     RelationError,
@@ -922,14 +922,11 @@ def arange(
     return Call(opdef.op, args, attrs)
 
 
-# -- gradient rules ----------------------------------------------------------------------------
+# -- derivatives (of the gradient and the JVP rules) -------------------------------------------
 #
-# The math follows TVM's python/tvm/relay/op/_tensor_grad.py. The piecewise-constant operators
-# (sign and the rounding operators) give a zero adjoint, as TVM's do; operators whose result
-# does not depend on an argument's value (``zeros_like``, ``cast_like``'s ``dtype_like``,
-# ``arange``'s ``stop``, ``where``'s condition) give it none; nor do the integer and bool
-# inputs of the conversions and constructors (``carries_gradient``), whose adjoint would be
-# a float adjoint truncated.
+# A one-argument operator here is elementwise, so its derivative is diagonal: the gradient rule
+# multiplies the output adjoint by it and the JVP rule the argument's tangent, with one formula
+# (``_UNARY_SLOPES``), so that the two rules are transposes of each other.
 
 
 def _mul(a: Expr, b: Expr) -> Call:
@@ -945,91 +942,84 @@ def _scalar_like(value: float, like: Expr) -> Call:
     return cast_like(const(np.asarray(value, dtype=np.float64)), like)
 
 
+_Slope = Callable[[Call, Expr, Expr], Expr]
+
+
+def _log_base_slope(ln_base: float) -> _Slope:
+    return lambda call, x, v: _div(v, _mul(x, _scalar_like(ln_base, x)))
+
+
+def _sigmoid_slope(call: Call) -> Expr:
+    return _mul(call, _call("subtract", [ones_like(call), call]))
+
+
+def _erf_slope(x: Expr) -> Expr:
+    bump = exp(_call("negative", [_mul(x, x)]))
+    return _mul(_scalar_like(2.0 / math.sqrt(math.pi), x), bump)
+
+
+# ``times_slope(call, x, v)``: ``v`` (an adjoint or a tangent, of the result's shape) times the
+# derivative of ``call`` at its argument ``x``
+_UNARY_SLOPES: dict[tuple[str, ...], _Slope] = {
+    ("exp", "fast_exp"): lambda call, x, v: _mul(v, call),
+    ("log",): lambda call, x, v: _div(v, x),
+    ("log2",): _log_base_slope(math.log(2.0)),
+    ("log10",): _log_base_slope(math.log(10.0)),
+    ("sqrt",): lambda call, x, v: _div(v, _mul(_scalar_like(2.0, call), call)),
+    # d(x ** -0.5)/dx = -0.5 * x ** -0.5 / x
+    ("rsqrt",): lambda call, x, v: _mul(v, _div(_mul(_scalar_like(-0.5, x), call), x)),
+    ("sigmoid",): lambda call, x, v: _mul(v, _sigmoid_slope(call)),
+    ("tanh", "fast_tanh"): lambda call, x, v: _mul(
+        v, _call("subtract", [ones_like(call), _mul(call, call)])
+    ),
+    ("erf",): lambda call, x, v: _mul(v, _erf_slope(x)),
+    ("sin",): lambda call, x, v: _mul(v, cos(x)),
+    ("cos",): lambda call, x, v: _call("negative", [_mul(v, sin(x))]),
+    # sign(0) == 0: the subgradient at the kink is taken as 0
+    ("abs",): lambda call, x, v: _mul(v, sign(x)),
+    # passes where clip left x unchanged (a_min <= x <= a_max, as TVM's mask)
+    ("clip",): lambda call, x, v: where(_call("equal", [call, x]), v, zeros_like(v)),
+}
+
+
+def _arange_index(call: Call) -> Call:
+    """d arange / d step: the index ``i`` of each element (``(out - start) / step``)."""
+    start, _stop, step = call.args
+    return _div(_call("subtract", [call, start]), step)
+
+
+# -- gradient rules ----------------------------------------------------------------------------
+#
+# The math follows TVM's python/tvm/relay/op/_tensor_grad.py. The piecewise-constant operators
+# (sign and the rounding operators) give a zero adjoint, as TVM's do; operators whose result
+# does not depend on an argument's value (``zeros_like``, ``cast_like``'s ``dtype_like``,
+# ``arange``'s ``stop``, ``where``'s condition) give it none; nor do the integer and bool
+# inputs of the conversions and constructors (``carries_gradient``), whose adjoint would be
+# a float adjoint truncated.
+
+
 def _total_like(grad: Expr, like: Expr) -> Call:
     """The sum of all of ``grad``, as a rank-0 tensor of ``like``'s dtype."""
     return cast_like(_call("sum", [grad]), like)
 
 
-@gradient_rule("exp", "fast_exp")
-def _exp_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    return [_mul(out_grad, call)]
+def _unary_grad(times_slope: _Slope) -> Callable[[Call, Expr], list[Expr | None]]:
+    """The gradient rule of a one-argument operator whose derivative ``times_slope`` applies
+    (see _UNARY_SLOPES) to the output adjoint."""
 
-
-@gradient_rule("log")
-def _log_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    return [_div(out_grad, call.args[0])]
-
-
-def _log_base_grad(ln_base: float) -> Callable[[Call, Expr], list[Expr | None]]:
     def rule(call: Call, out_grad: Expr) -> list[Expr | None]:
-        (x,) = call.args
-        return [_div(out_grad, _mul(x, _scalar_like(ln_base, x)))]
+        return [times_slope(call, call.args[0], out_grad)]
 
     return rule
 
 
-gradient_rule("log2")(_log_base_grad(math.log(2.0)))
-gradient_rule("log10")(_log_base_grad(math.log(10.0)))
-
-
-@gradient_rule("sqrt")
-def _sqrt_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    return [_div(out_grad, _mul(_scalar_like(2.0, call), call))]
-
-
-@gradient_rule("rsqrt")
-def _rsqrt_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    # d(x ** -0.5)/dx = -0.5 * x ** -0.5 / x
-    (x,) = call.args
-    return [_mul(out_grad, _div(_mul(_scalar_like(-0.5, x), call), x))]
-
-
-@gradient_rule("sigmoid")
-def _sigmoid_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    one_minus = _call("subtract", [ones_like(call), call])
-    return [_mul(out_grad, _mul(call, one_minus))]
-
-
-@gradient_rule("tanh", "fast_tanh")
-def _tanh_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    one_minus_sq = _call("subtract", [ones_like(call), _mul(call, call)])
-    return [_mul(out_grad, one_minus_sq)]
-
-
-@gradient_rule("erf")
-def _erf_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    (x,) = call.args
-    bump = exp(_call("negative", [_mul(x, x)]))
-    return [_mul(out_grad, _mul(_scalar_like(2.0 / math.sqrt(math.pi), x), bump))]
-
-
-@gradient_rule("sin")
-def _sin_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    return [_mul(out_grad, cos(call.args[0]))]
-
-
-@gradient_rule("cos")
-def _cos_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    return [_call("negative", [_mul(out_grad, sin(call.args[0]))])]
-
-
-@gradient_rule("abs")
-def _abs_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    # sign(0) == 0: the subgradient at the kink is taken as 0
-    return [_mul(out_grad, sign(call.args[0]))]
+for _names, _times_slope in _UNARY_SLOPES.items():
+    gradient_rule(*_names)(_unary_grad(_times_slope))
 
 
 @gradient_rule("sign", "floor", "ceil", "round", "trunc")
 def _piecewise_constant_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [zeros_like(call.args[0])]
-
-
-@gradient_rule("clip")
-def _clip_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    # the adjoint passes where clip left x unchanged (a_min <= x <= a_max, as TVM's mask)
-    (x,) = call.args
-    kept = _call("equal", [call, x])
-    return [where(kept, out_grad, zeros_like(out_grad))]
 
 
 @gradient_rule("copy")
@@ -1088,7 +1078,7 @@ def _arange_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     start, _stop, step = call.args
     if not carries_gradient(start):  # an integer arange
         return [None, None, None]
-    index = _div(_call("subtract", [call, start]), step)
+    index = _arange_index(call)
     return [_total_like(out_grad, start), None, _total_like(_mul(out_grad, index), step)]
 
 
@@ -1106,46 +1096,19 @@ non_differentiable("isnan", "isfinite", reason="its result is bool")
 Jvp = list[Expr | None]
 
 
-def _unary_jvp(tangent: Callable[[Call, Expr, Expr], Expr]) -> Callable[[Call, Jvp], Expr | None]:
-    """The JVP rule of a one-argument operator: ``tangent(call, x, t)`` is the result's
-    tangent for the argument ``x`` with tangent ``t``."""
+def _unary_jvp(times_slope: _Slope) -> Callable[[Call, Jvp], Expr | None]:
+    """The JVP rule of a one-argument operator whose derivative ``times_slope`` applies (see
+    _UNARY_SLOPES) to the argument's tangent."""
 
     def rule(call: Call, tangents: Jvp) -> Expr | None:
         (t,) = tangents
-        return None if t is None else tangent(call, call.args[0], t)
+        return None if t is None else times_slope(call, call.args[0], t)
 
     return rule
 
 
-def _log_base_jvp(ln_base: float) -> Callable[[Call, Jvp], Expr | None]:
-    return _unary_jvp(lambda call, x, t: _div(t, _mul(x, _scalar_like(ln_base, x))))
-
-
-def _sigmoid_slope(call: Call) -> Expr:
-    return _mul(call, _call("subtract", [ones_like(call), call]))
-
-
-def _erf_slope(x: Expr) -> Expr:
-    bump = exp(_call("negative", [_mul(x, x)]))
-    return _mul(_scalar_like(2.0 / math.sqrt(math.pi), x), bump)
-
-
-jvp_rule("exp", "fast_exp")(_unary_jvp(lambda call, x, t: _mul(t, call)))
-jvp_rule("log")(_unary_jvp(lambda call, x, t: _div(t, x)))
-jvp_rule("log2")(_log_base_jvp(math.log(2.0)))
-jvp_rule("log10")(_log_base_jvp(math.log(10.0)))
-jvp_rule("sqrt")(_unary_jvp(lambda call, x, t: _div(t, _mul(_scalar_like(2.0, call), call))))
-jvp_rule("rsqrt")(
-    _unary_jvp(lambda call, x, t: _mul(t, _div(_mul(_scalar_like(-0.5, x), call), x)))
-)
-jvp_rule("sigmoid")(_unary_jvp(lambda call, x, t: _mul(t, _sigmoid_slope(call))))
-jvp_rule("tanh", "fast_tanh")(
-    _unary_jvp(lambda call, x, t: _mul(t, _call("subtract", [ones_like(call), _mul(call, call)])))
-)
-jvp_rule("erf")(_unary_jvp(lambda call, x, t: _mul(t, _erf_slope(x))))
-jvp_rule("sin")(_unary_jvp(lambda call, x, t: _mul(t, cos(x))))
-jvp_rule("cos")(_unary_jvp(lambda call, x, t: _call("negative", [_mul(t, sin(x))])))
-jvp_rule("abs")(_unary_jvp(lambda call, x, t: _mul(t, sign(x))))
+for _names, _times_slope in _UNARY_SLOPES.items():
+    jvp_rule(*_names)(_unary_jvp(_times_slope))
 
 
 @jvp_rule("sign", "floor", "ceil", "round", "trunc", "zeros_like", "ones_like", "zeros", "ones")
@@ -1154,24 +1117,12 @@ def _zero_jvp(call: Call, tangents: Jvp) -> Expr | None:
     return None
 
 
-@jvp_rule("clip")
-def _clip_jvp(call: Call, tangents: Jvp) -> Expr | None:
-    (t,) = tangents
-    if t is None:
-        return None
-    kept = _call("equal", [call, call.args[0]])
-    return where(kept, t, zeros_like(t))
-
-
 @jvp_rule("copy")
 def _copy_jvp(call: Call, tangents: Jvp) -> Expr | None:
     return tangents[0]
 
 
-@jvp_rule("cast")
-def _cast_jvp(call: Call, tangents: Jvp) -> Expr | None:
-    (t,) = tangents
-    return None if t is None else Call(call.op, (t,), call.attrs)
+jvp_rule("cast", "full")(linear_jvp)
 
 
 @jvp_rule("cast_like")
@@ -1191,12 +1142,6 @@ def _where_jvp(call: Call, tangents: Jvp) -> Expr | None:
     return where(cond, zeros_like(x) if tx is None else tx, zeros_like(y) if ty is None else ty)
 
 
-@jvp_rule("full")
-def _full_jvp(call: Call, tangents: Jvp) -> Expr | None:
-    (t,) = tangents
-    return None if t is None else Call(call.op, (t,), call.attrs)
-
-
 @jvp_rule("full_like")
 def _full_like_jvp(call: Call, tangents: Jvp) -> Expr | None:
     t = tangents[1]
@@ -1206,11 +1151,10 @@ def _full_like_jvp(call: Call, tangents: Jvp) -> Expr | None:
 @jvp_rule("arange")
 def _arange_jvp(call: Call, tangents: Jvp) -> Expr | None:
     # out[i] = start + i * step: d out[i] = d start + i * d step; stop sets only the length
-    start, _stop, step = call.args
+    start = call.args[0]
     t_start, _, t_step = tangents
     d_start = None if t_start is None else jvp_fit(t_start, start, call)
     d_step = None
     if t_step is not None:
-        index = _div(_call("subtract", [call, start]), step)
-        d_step = _mul(index, t_step)
+        d_step = _mul(_arange_index(call), t_step)
     return jvp_sum(d_start, d_step)

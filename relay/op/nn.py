@@ -61,7 +61,8 @@ Algorithms and semantics:
   included, as ``topi.nn.pool_grad``), or is divided by the window's count and added to each
   of its elements; what lands in the padding is dropped.
 
-Every operator has a reverse-mode gradient rule (the last section; see its comment).
+Every operator has a reverse-mode gradient rule and a forward-mode JVP rule (the last two
+sections; see their comments), which share the derivative helpers of the section before them.
 
 Type relations (the section before the registrations) check on types what the references
 check on arrays (ranks, dtypes, feature and channel counts, window fits, attribute values) and
@@ -89,7 +90,7 @@ from relay.errors import CompileError
 from relay.ir import dim
 from relay.ir.attrs import Attrs, AttrValue
 from relay.ir.dim import Dim
-from relay.ir.expr import Call, Expr, Tuple, TupleGetItem, Var, const
+from relay.ir.expr import Call, Expr, Tuple, TupleGetItem, const
 from relay.ir.types import DTYPES, DType, IncompleteType, TensorType, TupleType, Type, _AnyDim
 from relay.op.registry import (
     AttrValidationError,
@@ -101,7 +102,15 @@ from relay.op.registry import (
     op_call,
     register_op,
 )
-from relay.op.tensor import carries_gradient
+from relay.op.tensor import (
+    carries_gradient,
+    jvp_sum,
+    known_extent,
+    known_type,
+    linear_in_first_jvp,
+    linear_jvp,
+    tuple_fields,
+)
 from relay.op.transform import check_shape_limits
 from relay.typecheck.relation import (
     RelationError,
@@ -617,18 +626,33 @@ def _in_range_counts(out: int, k: int, s: int, d: int, head: int, lo: int, hi: i
     return np.asarray(((taps >= lo) & (taps <= hi)).sum(axis=1))
 
 
-def _pool2d(kind: str, data: Array, attrs: Mapping[str, Any]) -> Array:
-    op = f"nn.{kind}_pool2d"
-    _check_pool_attrs(op, attrs)
-    x = _to_nchw(op, np.asarray(data), attrs["layout"])
+_Pair = tuple[int, int]
+_PoolGeometry = tuple[_Pair, _Pair, _Pair, tuple[int, int, int, int], _Pair, _Pair]
+
+
+def _pool_geometry(op: str, attrs: Mapping[str, Any], h: int, wd: int) -> _PoolGeometry:
+    """The windows of the 2-d pooling ``op`` (or of its gradient) over data of height ``h`` and
+    width ``wd``: pool size, strides, dilation and padding ``(top, left, bottom, right)`` as
+    ``(height, width)`` pairs, the output's height and width, and the rows and columns ceil
+    mode reads past the bottom and right padding."""
     kh, kw = _pair(op, "pool_size", attrs["pool_size"])
     sh, sw = _pair(op, "strides", attrs["strides"])
     dh, dw = _pair(op, "dilation", attrs["dilation"])
     pt, pl, pb, pr = _padding4(op, attrs["padding"])
     ceil = bool(attrs["ceil_mode"])
-    _, _, h, wd = x.shape
     oh, extra_h = _pool_axis(op, "height", h, kh, sh, dh, pt, pb, ceil)
     ow, extra_w = _pool_axis(op, "width", wd, kw, sw, dw, pl, pr, ceil)
+    return (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr), (oh, ow), (extra_h, extra_w)
+
+
+def _pool2d(kind: str, data: Array, attrs: Mapping[str, Any]) -> Array:
+    op = f"nn.{kind}_pool2d"
+    _check_pool_attrs(op, attrs)
+    x = _to_nchw(op, np.asarray(data), attrs["layout"])
+    _, _, h, wd = x.shape
+    (kh, kw), (sh, sw), (dh, dw), padding, (oh, ow), extra = _pool_geometry(op, attrs, h, wd)
+    pt, pl, pb, pr = padding
+    extra_h, extra_w = extra
     pads = ((0, 0), (0, 0), (pt, pb + extra_h), (pl, pr + extra_w))
     if kind == "max":
         if x.dtype == np.bool_:
@@ -690,14 +714,10 @@ def _pool2d_grad(kind: str, out_grad: Array, data: Array, attrs: Mapping[str, An
     g = _to_nchw(op, np.asarray(out_grad), layout, "out_grad")
     _need_float(op, x)
     _same_dtype(op, x, g, "data", "out_grad")
-    kh, kw = _pair(op, "pool_size", attrs["pool_size"])
-    sh, sw = _pair(op, "strides", attrs["strides"])
-    dh, dw = _pair(op, "dilation", attrs["dilation"])
-    pt, pl, pb, pr = _padding4(op, attrs["padding"])
-    ceil = bool(attrs["ceil_mode"])
     n, c, h, wd = x.shape
-    oh, extra_h = _pool_axis(op, "height", h, kh, sh, dh, pt, pb, ceil)
-    ow, extra_w = _pool_axis(op, "width", wd, kw, sw, dw, pl, pr, ceil)
+    (kh, kw), (sh, sw), (dh, dw), padding, (oh, ow), extra = _pool_geometry(op, attrs, h, wd)
+    pt, pl, pb, pr = padding
+    extra_h, extra_w = extra
     if g.shape != (n, c, oh, ow):
         pooled = _from_nchw(np.empty((n, c, oh, ow)), layout).shape
         raise ValueError(
@@ -2218,6 +2238,27 @@ def conv2d_transpose(
     return _call("nn.conv2d_transpose", [data, weight], attrs)
 
 
+def _pool_attrs(
+    pool_size: IntOrPair,
+    strides: IntOrPair,
+    dilation: IntOrPair,
+    padding: IntOrPair,
+    layout: str,
+    out_layout: str,
+    ceil_mode: bool,
+) -> dict[str, object]:
+    """The attributes the pooling builders (and their gradients') share."""
+    return {
+        "pool_size": _window(pool_size),
+        "strides": _window(strides),
+        "dilation": _window(dilation),
+        "padding": _window(padding),
+        "layout": layout,
+        "out_layout": out_layout,
+        "ceil_mode": ceil_mode,
+    }
+
+
 def max_pool2d(
     data: Expr,
     pool_size: IntOrPair = (1, 1),
@@ -2229,15 +2270,7 @@ def max_pool2d(
     ceil_mode: bool = False,
 ) -> Call:
     """``nn.max_pool2d(data, pool_size=..., ...)``: the maximum over each pool window."""
-    attrs = {
-        "pool_size": _window(pool_size),
-        "strides": _window(strides),
-        "dilation": _window(dilation),
-        "padding": _window(padding),
-        "layout": layout,
-        "out_layout": out_layout,
-        "ceil_mode": ceil_mode,
-    }
+    attrs = _pool_attrs(pool_size, strides, dilation, padding, layout, out_layout, ceil_mode)
     return _call("nn.max_pool2d", [data], attrs)
 
 
@@ -2254,16 +2287,8 @@ def avg_pool2d(
 ) -> Call:
     """``nn.avg_pool2d(data, pool_size=..., ...)``: the mean over each pool window, counting
     the padding when ``count_include_pad``."""
-    attrs = {
-        "pool_size": _window(pool_size),
-        "strides": _window(strides),
-        "dilation": _window(dilation),
-        "padding": _window(padding),
-        "layout": layout,
-        "out_layout": out_layout,
-        "ceil_mode": ceil_mode,
-        "count_include_pad": count_include_pad,
-    }
+    attrs = _pool_attrs(pool_size, strides, dilation, padding, layout, out_layout, ceil_mode)
+    attrs["count_include_pad"] = count_include_pad
     return _call("nn.avg_pool2d", [data], attrs)
 
 
@@ -2280,15 +2305,7 @@ def max_pool2d_grad(
 ) -> Call:
     """``nn.max_pool2d_grad(out_grad, data, ...)``: the gradient of ``nn.max_pool2d`` (same
     attributes) at ``data``: each window's ``out_grad`` goes to its first maximum."""
-    attrs = {
-        "pool_size": _window(pool_size),
-        "strides": _window(strides),
-        "dilation": _window(dilation),
-        "padding": _window(padding),
-        "layout": layout,
-        "out_layout": out_layout,
-        "ceil_mode": ceil_mode,
-    }
+    attrs = _pool_attrs(pool_size, strides, dilation, padding, layout, out_layout, ceil_mode)
     return _call("nn.max_pool2d_grad", [out_grad, data], attrs)
 
 
@@ -2306,16 +2323,8 @@ def avg_pool2d_grad(
 ) -> Call:
     """``nn.avg_pool2d_grad(out_grad, data, ...)``: the gradient of ``nn.avg_pool2d`` (same
     attributes) at ``data``: each window's ``out_grad`` divided by its count, spread over it."""
-    attrs = {
-        "pool_size": _window(pool_size),
-        "strides": _window(strides),
-        "dilation": _window(dilation),
-        "padding": _window(padding),
-        "layout": layout,
-        "out_layout": out_layout,
-        "ceil_mode": ceil_mode,
-        "count_include_pad": count_include_pad,
-    }
+    attrs = _pool_attrs(pool_size, strides, dilation, padding, layout, out_layout, ceil_mode)
+    attrs["count_include_pad"] = count_include_pad
     return _call("nn.avg_pool2d_grad", [out_grad, data], attrs)
 
 
@@ -2419,6 +2428,200 @@ def cross_entropy_with_logits(predictions: Expr, targets: Expr) -> Call:
     return _call("nn.cross_entropy_with_logits", [predictions, targets])
 
 
+# ---- derivative helpers -------------------------------------------------------------------------
+#
+# What the gradient rules and the JVP rules (the next two sections) both compute, written once:
+# the arguments' types, elementwise arithmetic, per-channel parameters broadcast along an axis
+# and results summed per channel, the activations' derivatives (diagonal, so the gradient applies
+# them to the adjoint and the JVP to the tangent), softmax's sum along its axis, max pooling's
+# window taps, and the normalizations' attributes and statistics.
+
+
+def _arg_type(e: Expr) -> TensorType:
+    """The tensor type of a primal argument: inferred, or a variable's annotation."""
+    ty = known_type(e)
+    if not isinstance(ty, TensorType):
+        raise CompileError(f"the rule needs the tensor type of {e}, got {ty}")
+    return ty
+
+
+def _add(a: Expr, b: Expr) -> Call:
+    return op_call("add", a, b)
+
+
+def _sub(a: Expr, b: Expr) -> Call:
+    return op_call("subtract", a, b)
+
+
+def _mul(a: Expr, b: Expr) -> Call:
+    return op_call("multiply", a, b)
+
+
+def _div(a: Expr, b: Expr) -> Call:
+    return op_call("divide", a, b)
+
+
+def _zeros(like: Expr) -> Call:
+    return op_call("zeros_like", like)
+
+
+def _scalar(value: float, like: Expr) -> Call:
+    """The rank-0 constant ``value`` in ``like``'s dtype."""
+    return op_call("cast_like", const(np.asarray(value, dtype=np.float64)), like)
+
+
+def _positive(x: Expr) -> Call:
+    return op_call("greater", x, _zeros(x))
+
+
+def _channel_axis(call: Call, x: Expr) -> tuple[int, int]:
+    """The rank of ``x`` and the call's ``axis`` normalized for it."""
+    rank = len(_arg_type(x).shape)
+    axis = _int_attr(call.attrs, "axis")
+    return rank, axis + rank if axis < 0 else axis
+
+
+def _along(p: Expr, ax: int, rank: int) -> Expr:
+    """The 1-d ``p`` of axis ``ax`` shaped to broadcast against a rank-``rank`` tensor."""
+    trailing = rank - ax - 1
+    return op_call("expand_dims", p, axis=1, num_newaxis=trailing) if trailing else p
+
+
+def _per_channel(e: Expr, ax: int, rank: int) -> Expr:
+    """``e`` summed over every axis but ``ax``."""
+    return e if rank == 1 else op_call("sum", e, axis=[ax], exclude=True)
+
+
+def _times_slope(positive: Expr, v: Expr, negative: Expr | None) -> Call:
+    """``v`` times the derivative of a piecewise linear activation (relu, leaky_relu, prelu's
+    data): 1 where ``positive`` (the data is above 0), ``negative`` elsewhere (0 when None)."""
+    return op_call("where", positive, v, _zeros(v) if negative is None else _mul(v, negative))
+
+
+def _leaky_relu_alpha(call: Call, x: Expr) -> Call:
+    """leaky_relu's slope below 0, as a rank-0 tensor of ``x``'s dtype."""
+    alpha = call.attrs["alpha"]
+    assert isinstance(alpha, int | float)
+    return _scalar(float(alpha), x)
+
+
+def _gelu_slope(x: Expr) -> Call:
+    """d/dx x * Phi(x) = Phi(x) + x * phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 the normal cdf
+    and phi(x) = exp(-x^2 / 2) / sqrt(2 pi) its density."""
+    erf = op_call("erf", _mul(x, _scalar(1.0 / math.sqrt(2.0), x)))
+    cdf = _mul(_scalar(0.5, x), _add(op_call("ones_like", x), erf))
+    half_sq = _mul(_scalar(-0.5, x), _mul(x, x))
+    pdf = _mul(_scalar(1.0 / math.sqrt(2.0 * math.pi), x), op_call("exp", half_sq))
+    return _add(cdf, _mul(x, pdf))
+
+
+def _axis_sum(call: Call, e: Expr) -> Call:
+    """``e`` summed along the call's ``axis`` (softmax's), kept as an axis of extent 1."""
+    return op_call("sum", e, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
+
+
+def _pool_taps(
+    op: str, attrs: Attrs, h: int, wd: int
+) -> tuple[list[list[int]], list[dict[str, list[int]]]]:
+    """Max pooling's windows (``attrs`` a max_pool2d's) over data of height ``h`` and width
+    ``wd``: the pad widths of the rank-4 data that hold every window (the padding, and the
+    rows and columns ceil mode reads past the data), and for each tap of the window, in window
+    order, the ``strided_slice`` attributes taking that tap of every window from the padded
+    data (a tensor of the result's shape)."""
+    layout = _str_attr(attrs, "layout")
+    hax, wax = layout.index("H"), layout.index("W")
+    (kh, kw), (sh, sw), (dh, dw), padding, (oh, ow), extra = _pool_geometry(op, attrs, h, wd)
+    pt, pl, pb, pr = padding
+    extra_h, extra_w = extra
+    widths = [[0, 0] for _ in range(4)]
+    widths[hax], widths[wax] = [pt, pb + extra_h], [pl, pr + extra_w]
+    taps = [
+        {
+            "begin": [a * dh, b * dw],
+            "end": [a * dh + sh * (oh - 1) + 1, b * dw + sw * (ow - 1) + 1],
+            "strides": [sh, sw],
+            "axes": [hax, wax],
+        }
+        for a in range(kh)
+        for b in range(kw)
+    ]
+    return widths, taps
+
+
+def _center_scale(call: Call) -> tuple[bool, bool]:
+    """A normalization's ``center`` (beta is added) and ``scale`` (gamma multiplies) flags."""
+    return bool(call.attrs["center"]), bool(call.attrs["scale"])
+
+
+def _epsilon(call: Call) -> float:
+    eps = call.attrs["epsilon"]
+    assert isinstance(eps, int | float)
+    return float(eps)
+
+
+def _is_training(call: Call) -> bool:
+    return bool(call.attrs.get("training", False))
+
+
+def _momentum(call: Call) -> float:
+    momentum = call.attrs.get("momentum", 0.1)
+    assert isinstance(momentum, int | float)
+    return float(momentum)
+
+
+def _mean_along(e: Expr, ax: int, exclude: bool = False) -> Call:
+    """``e`` averaged along axis ``ax`` (``exclude``: along every other axis), the averaged
+    axes kept: layer_norm's statistics (``exclude`` False), batch_norm's training form's."""
+    return op_call("mean", e, axis=[ax], exclude=exclude, keepdims=True)
+
+
+def _layer_norm_stats(call: Call, x: Expr, ax: int) -> tuple[Expr, Expr]:
+    """layer_norm's ``(inv, xhat)`` along ``ax``: ``inv = (var + eps)^-1/2`` with the biased
+    variance, ``xhat = (x - mean) * inv``."""
+    centered = _sub(x, _mean_along(x, ax))
+    var = _mean_along(_mul(centered, centered), ax)
+    inv = op_call("rsqrt", _add(var, _scalar(_epsilon(call), x)))
+    return inv, _mul(centered, inv)
+
+
+def _inference_stats(
+    call: Call, x: Expr, mean: Expr, var: Expr, ax: int, rank: int
+) -> tuple[Expr, Expr, Expr, Expr]:
+    """batch_norm's inference form, with the statistics ``mean`` and ``var`` of the channels
+    (axis ``ax`` of ``x``): ``shifted = var + eps`` and ``inv = shifted^-1/2`` per channel,
+    ``inv`` broadcast along ``ax``, and ``xhat = (x - mean) * inv``."""
+    shifted = _add(var, _scalar(_epsilon(call), var))
+    inv = op_call("rsqrt", shifted)
+    inv_along = _along(inv, ax, rank)
+    return shifted, inv, inv_along, _mul(_sub(x, _along(mean, ax, rank)), inv_along)
+
+
+def _batch_ratio(x: Expr, ax: int, rank: int, numerator: float, offset: int) -> Expr:
+    """``numerator / (count - offset)`` as a rank-0 tensor of ``x``'s dtype, where ``count`` is
+    the number of values per channel of ``x`` (every axis but ``ax``); read from the shape at
+    run time when an extent is not known."""
+    known = _known_batch_count(_arg_type(x).shape, ax)
+    if known is not None:
+        return _scalar(numerator / (known - offset), x)
+    others = [i for i in range(rank) if i != ax]
+    index = const(np.asarray(others, dtype=np.int32))
+    extents = op_call("take", op_call("shape_of", x), index, axis=0)
+    count = op_call("cast_like", op_call("prod", extents), x)
+    return _div(_scalar(numerator, x), _sub(count, _scalar(float(offset), x)))
+
+
+def _batch_stats(call: Call, x: Expr, ax: int) -> tuple[Expr, Expr, Expr]:
+    """The training form's ``(x - mean, inv, xhat)``: the batch mean and the biased variance
+    over every axis but ``ax`` (kept as axes of extent 1, so they broadcast against ``x``),
+    ``inv = (var + eps)^-1/2`` and ``xhat = (x - mean) * inv``."""
+    over = {"axis": [ax], "exclude": True, "keepdims": True}
+    mean = op_call("mean", x, **over)
+    var = op_call("variance", x, mean, **over)
+    inv = op_call("rsqrt", _add(var, _scalar(_epsilon(call), x)))
+    centered = _sub(x, mean)
+    return centered, inv, _mul(centered, inv)
+
+
 # ---- gradient rules -----------------------------------------------------------------------------
 #
 # A rule maps the primal call and the adjoint of its result to an adjoint per argument
@@ -2456,59 +2659,8 @@ def cross_entropy_with_logits(predictions: Expr, targets: Expr) -> Call:
 # * dropout is the inference identity: the adjoint of its result times the (all ones) mask.
 
 
-def _arg_type(e: Expr) -> TensorType:
-    """The tensor type of a primal argument: inferred, or a variable's annotation."""
-    ty = e._checked_type
-    if ty is None and isinstance(e, Var):
-        ty = e.type_annotation
-    if not isinstance(ty, TensorType):
-        raise CompileError(f"the rule needs the tensor type of {e}, got {ty}")
-    return ty
-
-
-def _known(d: Dim, op: str) -> int:
-    if not isinstance(d, int):
-        raise CompileError(f"the gradient of {op} needs a known extent, got {dim.dim_str(d)}")
-    return d
-
-
 def _known_axes(e: Expr, layout: str, names: str, op: str) -> tuple[int, ...]:
-    return tuple(_known(d, op) for d in _axes(_arg_type(e).shape, layout, names))
-
-
-def _fields(e: Expr, n: int) -> tuple[Expr, ...]:
-    if isinstance(e, Tuple):
-        return e.fields
-    return tuple(TupleGetItem(e, i) for i in range(n))
-
-
-def _add(a: Expr, b: Expr) -> Call:
-    return op_call("add", a, b)
-
-
-def _sub(a: Expr, b: Expr) -> Call:
-    return op_call("subtract", a, b)
-
-
-def _mul(a: Expr, b: Expr) -> Call:
-    return op_call("multiply", a, b)
-
-
-def _div(a: Expr, b: Expr) -> Call:
-    return op_call("divide", a, b)
-
-
-def _zeros(like: Expr) -> Call:
-    return op_call("zeros_like", like)
-
-
-def _scalar(value: float, like: Expr) -> Call:
-    """The rank-0 constant ``value`` in ``like``'s dtype."""
-    return op_call("cast_like", const(np.asarray(value, dtype=np.float64)), like)
-
-
-def _positive(x: Expr) -> Call:
-    return op_call("greater", x, _zeros(x))
+    return tuple(known_extent(d, op) for d in _axes(_arg_type(e).shape, layout, names))
 
 
 def _transpose(e: Expr, axes: Sequence[int]) -> Expr:
@@ -2535,33 +2687,33 @@ def _result_is_float(call: Call) -> bool:
     return not out_dtype or str(out_dtype).startswith(("float", "bfloat"))
 
 
+_GradientRule = Callable[[Call, Expr], list[Expr | None]]
+
+
+def _product_gradient_rule(name: str) -> Callable[[_GradientRule], _GradientRule]:
+    """Register the decorated function as the gradient rule of the two-argument product or
+    convolution ``name``, called only when the result can carry a gradient: a call with an
+    integer ``out_dtype`` gives neither argument an adjoint."""
+
+    def wrap(rule: _GradientRule) -> _GradientRule:
+        def guarded(call: Call, out_grad: Expr) -> list[Expr | None]:
+            return rule(call, out_grad) if _result_is_float(call) else [None, None]
+
+        gradient_rule(name)(guarded)
+        return rule
+
+    return wrap
+
+
 def _odt(call: Call, arg: Expr) -> str:
     """The ``out_dtype`` an adjoint computation needs: ``arg``'s dtype where the primal call
     changed the dtype (its adjoint has the result's), else empty (that of the inputs)."""
     return str(_arg_type(arg).dtype) if call.attrs["out_dtype"] else ""
 
 
-def _channel_axis(call: Call, x: Expr) -> tuple[int, int]:
-    """The rank of ``x`` and the call's ``axis`` normalized for it."""
-    rank = len(_arg_type(x).shape)
-    axis = _int_attr(call.attrs, "axis")
-    return rank, axis + rank if axis < 0 else axis
-
-
-def _along(p: Expr, ax: int, rank: int) -> Expr:
-    """The 1-d ``p`` of axis ``ax`` shaped to broadcast against a rank-``rank`` tensor."""
-    trailing = rank - ax - 1
-    return op_call("expand_dims", p, axis=1, num_newaxis=trailing) if trailing else p
-
-
-def _per_channel(e: Expr, ax: int, rank: int) -> Expr:
-    """``e`` summed over every axis but ``ax``."""
-    return e if rank == 1 else op_call("sum", e, axis=[ax], exclude=True)
-
-
 def _rows(e: Expr, rank: int, last: Dim, op: str) -> Expr:
     """``e`` as a matrix: its leading axes flattened into rows of length ``last``."""
-    return e if rank == 2 else op_call("reshape", e, newshape=[-1, _known(last, op)])
+    return e if rank == 2 else op_call("reshape", e, newshape=[-1, known_extent(last, op)])
 
 
 def _layout_to_nchw(e: Expr, layout: str) -> Expr:
@@ -2572,12 +2724,15 @@ def _layout_from_nchw(e: Expr, layout: str) -> Expr:
     return _permute(e, "NCHW", layout)
 
 
-@gradient_rule("nn.dense")
+def _transpose_flags(call: Call) -> tuple[bool, bool]:
+    """A product's ``transpose_a`` and ``transpose_b``."""
+    return bool(call.attrs["transpose_a"]), bool(call.attrs["transpose_b"])
+
+
+@_product_gradient_rule("nn.dense")
 def _dense_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # out = x @ w.T: dx = g @ w; dw = g.T @ x over every leading axis of x
     x, w = call.args
-    if not _result_is_float(call):
-        return [None, None]
     rank = len(_arg_type(x).shape)
     units, k = _arg_type(w).shape
     dx = dw = None
@@ -2590,14 +2745,12 @@ def _dense_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [dx, dw]
 
 
-@gradient_rule("nn.matmul")
+@_product_gradient_rule("nn.matmul")
 def _matmul_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # out = A @ B with A = a (a's last two axes swapped if transpose_a), B = b (or b.T):
     # dA = g @ B.T; dB = A.T @ g over every leading axis (A and g flattened to rows)
     a, b = call.args
-    if not _result_is_float(call):
-        return [None, None]
-    ta, tb = bool(call.attrs["transpose_a"]), bool(call.attrs["transpose_b"])
+    ta, tb = _transpose_flags(call)
     rank = len(_arg_type(a).shape)
     b0, b1 = _arg_type(b).shape
     k, n = (b1, b0) if tb else (b0, b1)
@@ -2615,15 +2768,13 @@ def _matmul_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [da, db]
 
 
-@gradient_rule("nn.batch_matmul")
+@_product_gradient_rule("nn.batch_matmul")
 def _batch_matmul_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # out = A @ B per batch (A = a or a^T, B = b or b^T): dA = g @ B^T, dB = A^T @ g, each
     # written as one batch_matmul with the transposes folded into its flags; an argument whose
     # batch of 1 was broadcast sums its adjoint over the batch
     a, b = call.args
-    if not _result_is_float(call):
-        return [None, None]
-    ta, tb = bool(call.attrs["transpose_a"]), bool(call.attrs["transpose_b"])
+    ta, tb = _transpose_flags(call)
     batch_a, batch_b = _arg_type(a).shape[0], _arg_type(b).shape[0]
 
     def product(x: Expr, y: Expr, tx: bool, ty: bool, like: Expr) -> Expr:
@@ -2657,16 +2808,13 @@ def _relu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     (x,) = call.args
     if not carries_gradient(x):
         return [None]
-    return [op_call("where", _positive(x), out_grad, _zeros(out_grad))]
+    return [_times_slope(_positive(x), out_grad, None)]
 
 
 @gradient_rule("nn.leaky_relu")
 def _leaky_relu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     (x,) = call.args
-    alpha = call.attrs["alpha"]
-    assert isinstance(alpha, int | float)
-    scaled = _mul(out_grad, _scalar(float(alpha), x))
-    return [op_call("where", _positive(x), out_grad, scaled)]
+    return [_times_slope(_positive(x), out_grad, _leaky_relu_alpha(call, x))]
 
 
 @gradient_rule("nn.prelu")
@@ -2674,33 +2822,24 @@ def _prelu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     x, alpha = call.args
     rank, ax = _channel_axis(call, x)
     positive = _positive(x)
-    dx = op_call("where", positive, out_grad, _mul(out_grad, _along(alpha, ax, rank)))
+    dx = _times_slope(positive, out_grad, _along(alpha, ax, rank))
     slope = op_call("where", positive, _zeros(out_grad), _mul(out_grad, x))
     return [dx, _per_channel(slope, ax, rank)]
 
 
 @gradient_rule("nn.gelu")
 def _gelu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    # d/dx x * Phi(x) = Phi(x) + x * phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2 the normal
-    # cdf and phi(x) = exp(-x^2 / 2) / sqrt(2 pi) its density
-    (x,) = call.args
-    erf = op_call("erf", _mul(x, _scalar(1.0 / math.sqrt(2.0), x)))
-    cdf = _mul(_scalar(0.5, x), _add(op_call("ones_like", x), erf))
-    half_sq = _mul(_scalar(-0.5, x), _mul(x, x))
-    pdf = _mul(_scalar(1.0 / math.sqrt(2.0 * math.pi), x), op_call("exp", half_sq))
-    return [_mul(out_grad, _add(cdf, _mul(x, pdf)))]
+    return [_mul(out_grad, _gelu_slope(call.args[0]))]
 
 
 @gradient_rule("nn.softmax")
 def _softmax_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    dot = op_call("sum", _mul(out_grad, call), axis=[_int_attr(call.attrs, "axis")], keepdims=True)
-    return [_mul(call, _sub(out_grad, dot))]
+    return [_mul(call, _sub(out_grad, _axis_sum(call, _mul(out_grad, call))))]
 
 
 @gradient_rule("nn.log_softmax")
 def _log_softmax_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    total = op_call("sum", out_grad, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
-    return [_sub(out_grad, _mul(op_call("exp", call), total))]
+    return [_sub(out_grad, _mul(op_call("exp", call), _axis_sum(call, out_grad)))]
 
 
 def _conv_weight_grad(
@@ -2754,9 +2893,12 @@ def _conv_weight_grad(
     return res
 
 
-def _conv_geometry(
-    op: str, call: Call
-) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int, int, int], int, str, str, str]:
+_ConvGeometry = tuple[
+    tuple[int, int], tuple[int, int], tuple[int, int, int, int], int, str, str, str
+]
+
+
+def _conv_geometry(op: str, call: Call) -> _ConvGeometry:
     """A convolution's strides, dilation, padding, groups and data, kernel and out layouts."""
     attrs = call.attrs
     data_layout = _str_attr(attrs, "data_layout")
@@ -2771,13 +2913,38 @@ def _conv_geometry(
     )
 
 
-@gradient_rule("nn.conv2d")
+def _conv_data_adjoint(
+    adjoint_op: str, call: Call, out_grad: Expr, geometry: _ConvGeometry, **extra: object
+) -> Call:
+    """The data adjoint of the convolution ``call`` (of ``geometry``): ``adjoint_op``, the other
+    of conv2d and conv2d_transpose (its adjoint with the same weight array), applied to
+    ``out_grad`` with the same strides, padding, dilation and groups, the kernel layout read
+    with O and I swapped and the data and out layouts exchanged; ``extra`` are further
+    attributes (conv2d_transpose's ``output_padding``)."""
+    strides, dilation, pads, groups, layout, kernel_layout, out_layout = geometry
+    x, w = call.args
+    return op_call(
+        adjoint_op,
+        out_grad,
+        w,
+        strides=list(strides),
+        padding=list(pads),
+        dilation=list(dilation),
+        groups=groups,
+        data_layout=out_layout,
+        kernel_layout=_swap_oi(kernel_layout),
+        out_layout=layout,
+        out_dtype=_odt(call, x),
+        **extra,
+    )
+
+
+@_product_gradient_rule("nn.conv2d")
 def _conv2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     op = "nn.conv2d"
     x, w = call.args
-    if not _result_is_float(call):
-        return [None, None]
-    (sh, sw), (dh, dw), pads, groups, layout, kernel_layout, out_layout = _conv_geometry(op, call)
+    geometry = _conv_geometry(op, call)
+    (sh, sw), (dh, dw), pads, groups, layout, kernel_layout, out_layout = geometry
     pt, pl, pb, pr = pads
     n, c, h, wd = _known_axes(x, layout, "NCHW", op)
     o, _, kh, kw = _known_axes(w, kernel_layout, "OIHW", op)
@@ -2786,19 +2953,9 @@ def _conv2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     rest_w = wd + pl + pr - (kw - 1) * dw - 1
     dx = dweight = None
     if carries_gradient(x):
-        dx = op_call(
-            "nn.conv2d_transpose",
-            out_grad,
-            w,
-            strides=[sh, sw],
-            padding=list(pads),
-            dilation=[dh, dw],
-            groups=groups,
-            output_padding=[rest_h % sh, rest_w % sw],
-            data_layout=out_layout,
-            kernel_layout=_swap_oi(kernel_layout),
-            out_layout=layout,
-            out_dtype=_odt(call, x),
+        padding = [rest_h % sh, rest_w % sw]
+        dx = _conv_data_adjoint(
+            "nn.conv2d_transpose", call, out_grad, geometry, output_padding=padding
         )
     if carries_gradient(w):
         grad = _conv_weight_grad(
@@ -2817,30 +2974,17 @@ def _conv2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [dx, dweight]
 
 
-@gradient_rule("nn.conv2d_transpose")
+@_product_gradient_rule("nn.conv2d_transpose")
 def _conv2d_transpose_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # conv2d_transpose is the adjoint of conv2d with the same weight, so its data adjoint is
     # that conv2d, and its weight adjoint is conv2d's with the roles of data and result swapped
     op = "nn.conv2d_transpose"
     x, w = call.args
-    if not _result_is_float(call):
-        return [None, None]
-    strides, dilation, pads, groups, layout, kernel_layout, out_layout = _conv_geometry(op, call)
+    geometry = _conv_geometry(op, call)
+    strides, dilation, pads, groups, layout, kernel_layout, out_layout = geometry
     dx = dweight = None
     if carries_gradient(x):
-        dx = op_call(
-            "nn.conv2d",
-            out_grad,
-            w,
-            strides=list(strides),
-            padding=list(pads),
-            dilation=list(dilation),
-            groups=groups,
-            data_layout=out_layout,
-            kernel_layout=_swap_oi(kernel_layout),
-            out_layout=layout,
-            out_dtype=_odt(call, x),
-        )
+        dx = _conv_data_adjoint("nn.conv2d", call, out_grad, geometry)
     if carries_gradient(w):
         n, c, h, wd = _known_axes(x, layout, "NCHW", op)
         _, og, kh, kw = _known_axes(w, kernel_layout, "IOHW", op)
@@ -2864,20 +3008,21 @@ def _conv2d_transpose_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [dx, dweight]
 
 
-@gradient_rule("nn.max_pool2d")
-def _max_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    (x,) = call.args
-    if not carries_gradient(x):
-        return [None]
-    return [op_call("nn.max_pool2d_grad", out_grad, x, **dict(call.attrs.items()))]
+def _pooling_grad(adjoint_op: str) -> Callable[[Call, Expr], list[Expr | None]]:
+    """The gradient rule of a pooling whose adjoint is the operator ``adjoint_op`` (called with
+    the pooling's attributes)."""
+
+    def rule(call: Call, out_grad: Expr) -> list[Expr | None]:
+        (x,) = call.args
+        if not carries_gradient(x):
+            return [None]
+        return [op_call(adjoint_op, out_grad, x, **dict(call.attrs.items()))]
+
+    return rule
 
 
-@gradient_rule("nn.avg_pool2d")
-def _avg_pool2d_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    (x,) = call.args
-    if not carries_gradient(x):
-        return [None]
-    return [op_call("nn.avg_pool2d_grad", out_grad, x, **dict(call.attrs.items()))]
+gradient_rule("nn.max_pool2d")(_pooling_grad("nn.max_pool2d_grad"))
+gradient_rule("nn.avg_pool2d")(_pooling_grad("nn.avg_pool2d_grad"))
 
 
 @gradient_rule("nn.avg_pool2d_grad")
@@ -2894,42 +3039,25 @@ def _max_pool2d_grad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     op = "nn.max_pool2d_grad"
     x = call.args[1]
     attrs = call.attrs
-    layout = _str_attr(attrs, "layout")
-    hax, wax = layout.index("H"), layout.index("W")
-    h, wd = _known_axes(x, layout, "HW", op)
-    kh, kw = _pair(op, "pool_size", attrs["pool_size"])
-    sh, sw = _pair(op, "strides", attrs["strides"])
-    dh, dw = _pair(op, "dilation", attrs["dilation"])
-    pt, pl, pb, pr = _padding4(op, attrs["padding"])
-    ceil = bool(attrs["ceil_mode"])
-    oh, extra_h = _pool_axis(op, "height", h, kh, sh, dh, pt, pb, ceil)
-    ow, extra_w = _pool_axis(op, "width", wd, kw, sw, dw, pl, pr, ceil)
-    widths = [[0, 0] for _ in range(4)]
-    widths[hax], widths[wax] = [pt, pb + extra_h], [pl, pr + extra_w]
+    h, wd = _known_axes(x, _str_attr(attrs, "layout"), "HW", op)
+    widths, taps = _pool_taps(op, attrs, h, wd)
     lowest = op_call("nn.pad", x, const(np.asarray(-np.inf)), pad_width=widths)
     adjoint = op_call("nn.pad", out_grad, const(np.asarray(0.0)), pad_width=widths)
     peak = op_call("nn.max_pool2d", x, **dict(attrs.items()))
     zero = _zeros(peak)
     taken: Expr | None = None
     total: Expr | None = None
-    for a in range(kh):
-        for b in range(kw):
-            window = {
-                "begin": [a * dh, b * dw],
-                "end": [a * dh + sh * (oh - 1) + 1, b * dw + sw * (ow - 1) + 1],
-                "strides": [sh, sw],
-                "axes": [hax, wax],
-            }
-            hit: Expr = op_call("equal", op_call("strided_slice", lowest, **window), peak)
-            if taken is None:
-                taken = hit
-            else:
-                hit = op_call("logical_and", hit, op_call("logical_not", taken))
-                if (a, b) != (kh - 1, kw - 1):
-                    taken = op_call("logical_or", taken, hit)
-            tap = op_call("strided_slice", adjoint, **window)
-            term = op_call("where", hit, tap, zero)
-            total = term if total is None else _add(total, term)
+    for i, window in enumerate(taps):
+        hit: Expr = op_call("equal", op_call("strided_slice", lowest, **window), peak)
+        if taken is None:
+            taken = hit
+        else:
+            hit = op_call("logical_and", hit, op_call("logical_not", taken))
+            if i < len(taps) - 1:
+                taken = op_call("logical_or", taken, hit)
+        tap = op_call("strided_slice", adjoint, **window)
+        term = op_call("where", hit, tap, zero)
+        total = term if total is None else _add(total, term)
     assert total is not None
     return [total, _zeros(x)]
 
@@ -3024,7 +3152,8 @@ def _pad_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     g: Expr = out_grad
     for ax, (before, after) in enumerate(widths):
         if before or after:
-            g = _fold_padding(g, ax, len(shape), _known(shape[ax], "nn.pad"), before, after, mode)
+            n = known_extent(shape[ax], "nn.pad")
+            g = _fold_padding(g, ax, len(shape), n, before, after, mode)
     return [g, None]  # the value is not used
 
 
@@ -3033,53 +3162,15 @@ def _batch_flatten_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [op_call("reshape_like", out_grad, call.args[0])]
 
 
-def _is_training(call: Call) -> bool:
-    return bool(call.attrs.get("training", False))
-
-
-def _momentum(call: Call) -> float:
-    momentum = call.attrs.get("momentum", 0.1)
-    assert isinstance(momentum, int | float)
-    return float(momentum)
-
-
-def _batch_ratio(x: Expr, ax: int, rank: int, numerator: float, offset: int) -> Expr:
-    """``numerator / (count - offset)`` as a rank-0 tensor of ``x``'s dtype, where ``count`` is
-    the number of values per channel of ``x`` (every axis but ``ax``); read from the shape at
-    run time when an extent is not known."""
-    known = _known_batch_count(_arg_type(x).shape, ax)
-    if known is not None:
-        return _scalar(numerator / (known - offset), x)
-    others = [i for i in range(rank) if i != ax]
-    index = const(np.asarray(others, dtype=np.int32))
-    extents = op_call("take", op_call("shape_of", x), index, axis=0)
-    count = op_call("cast_like", op_call("prod", extents), x)
-    return _div(_scalar(numerator, x), _sub(count, _scalar(float(offset), x)))
-
-
-def _batch_stats(call: Call, x: Expr, ax: int) -> tuple[Expr, Expr, Expr]:
-    """The training form's ``(x - mean, inv, xhat)``: the batch mean and the biased variance
-    over every axis but ``ax`` (kept as axes of extent 1, so they broadcast against ``x``),
-    ``inv = (var + eps)^-1/2`` and ``xhat = (x - mean) * inv``."""
-    eps = call.attrs["epsilon"]
-    assert isinstance(eps, int | float)
-    over = {"axis": [ax], "exclude": True, "keepdims": True}
-    mean = op_call("mean", x, **over)
-    var = op_call("variance", x, mean, **over)
-    inv = op_call("rsqrt", _add(var, _scalar(float(eps), x)))
-    centered = _sub(x, mean)
-    return centered, inv, _mul(centered, inv)
-
-
 def _batch_norm_training_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # out = xhat * gamma + beta with the batch statistics: dx = gamma * inv / n *
     # (n g - sum(g) - xhat * sum(g * xhat)); the updated statistics (1 - m) * moving + m * batch
     # add m g_mean / n (d mean / dx = 1 / n) and 2 m g_var (x - mean) / (n - 1) (the unbiased
     # variance's d / dx; the mean's share cancels as sum(x - mean) = 0)
     x, gamma, _, _, _ = call.args
-    g, g_mean, g_var = _fields(out_grad, 3)
+    g, g_mean, g_var = tuple_fields(out_grad, 3)
     rank, ax = _channel_axis(call, x)
-    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
+    center, scale = _center_scale(call)
     m = _momentum(call)
 
     def along(p: Expr) -> Expr:
@@ -3111,15 +3202,11 @@ def _batch_norm_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     if _is_training(call):
         return _batch_norm_training_grad(call, out_grad)
     x, gamma, _, mean, var = call.args
-    g, g_mean, g_var = _fields(out_grad, 3)
+    g, g_mean, g_var = tuple_fields(out_grad, 3)
     rank, ax = _channel_axis(call, x)
-    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
-    eps = call.attrs["epsilon"]
-    assert isinstance(eps, int | float)
-    shifted = _add(var, _scalar(float(eps), var))
-    inv = op_call("rsqrt", shifted)
+    center, scale = _center_scale(call)
+    shifted, inv, _, xhat = _inference_stats(call, x, mean, var, ax, rank)
     slope = _mul(gamma, inv) if scale else inv  # d out / d x, per channel
-    xhat = _mul(_sub(x, _along(mean, ax, rank)), _along(inv, ax, rank))
     g_sum = _per_channel(g, ax, rank)
     g_xhat = _per_channel(_mul(g, xhat), ax, rank)
     # d out / d var = -(x - mean) * gamma / 2 (var + eps)^3/2 = -xhat * gamma / 2 (var + eps)
@@ -3139,19 +3226,11 @@ def _layer_norm_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # with dy = g * gamma, the adjoint of xhat
     x, gamma, _ = call.args
     rank, ax = _channel_axis(call, x)
-    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
-    eps = call.attrs["epsilon"]
-    assert isinstance(eps, int | float)
-
-    def mean(e: Expr) -> Call:
-        return op_call("mean", e, axis=[ax], keepdims=True)
-
-    centered = _sub(x, mean(x))
-    var = mean(_mul(centered, centered))
-    inv = op_call("rsqrt", _add(var, _scalar(float(eps), x)))
-    xhat = _mul(centered, inv)
+    center, scale = _center_scale(call)
+    inv, xhat = _layer_norm_stats(call, x, ax)
     dy = _mul(out_grad, _along(gamma, ax, rank)) if scale else out_grad
-    dx = _mul(inv, _sub(_sub(dy, mean(dy)), _mul(xhat, mean(_mul(dy, xhat)))))
+    spread = _mul(xhat, _mean_along(_mul(dy, xhat), ax))
+    dx = _mul(inv, _sub(_sub(dy, _mean_along(dy, ax)), spread))
     return [
         dx,
         _per_channel(_mul(out_grad, xhat), ax, rank) if scale else None,
@@ -3164,7 +3243,7 @@ def _dropout_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     (x,) = call.args
     if not carries_gradient(x):
         return [None]
-    g, _ = _fields(out_grad, 2)
+    g, _ = tuple_fields(out_grad, 2)
     return [_mul(g, TupleGetItem(call, 1))]  # the mask is an output, not a function of x
 
 
@@ -3178,11 +3257,16 @@ def _batch_size(p: Expr) -> Expr:
     return op_call("cast_like", extent, p)
 
 
+def _loss_scale(p: Expr, out_grad: Expr) -> Call:
+    """``-g / b`` (``b`` the batch of the predictions ``p``): both losses are ``-sum(..) / b``."""
+    return op_call("negative", _div(out_grad, _batch_size(p)))
+
+
 @gradient_rule("nn.cross_entropy")
 def _cross_entropy_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # -sum(log(p) * t) / b: dp = -g t / (p b), dt = -g log(p) / b
     p, t = call.args
-    scale = op_call("negative", _div(out_grad, _batch_size(p)))
+    scale = _loss_scale(p, out_grad)
     return [_div(_mul(scale, t), p), _mul(scale, op_call("log", p))]
 
 
@@ -3190,7 +3274,7 @@ def _cross_entropy_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
 def _cross_entropy_with_logits_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     # -sum(p * t) / b: dp = -g t / b, dt = -g p / b
     p, t = call.args
-    scale = op_call("negative", _div(out_grad, _batch_size(p)))
+    scale = _loss_scale(p, out_grad)
     return [_mul(scale, t), _mul(scale, p)]
 
 
@@ -3214,18 +3298,10 @@ def _cross_entropy_with_logits_grad(call: Call, out_grad: Expr) -> list[Expr | N
 JvpTangents = list[Expr | None]
 
 
-def _jvp_sum(*terms: Expr | None) -> Expr | None:
-    out: Expr | None = None
-    for t in terms:
-        if t is not None:
-            out = t if out is None else op_call("add", out, t)
-    return out
-
-
 def _bilinear_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     a, b = call.args
     ta, tb = tangents
-    return _jvp_sum(
+    return jvp_sum(
         None if ta is None else Call(call.op, (ta, b), call.attrs),
         None if tb is None else Call(call.op, (a, tb), call.attrs),
     )
@@ -3241,22 +3317,15 @@ jvp_rule(
 )(_bilinear_jvp)
 
 
-@jvp_rule(
+jvp_rule(
     "nn.avg_pool2d",
     "nn.global_avg_pool2d",
     "nn.adaptive_avg_pool2d",
     "nn.batch_flatten",
-)
-def _nn_linear_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
-    (t,) = tangents
-    return None if t is None else Call(call.op, (t,), call.attrs)
+)(linear_jvp)
 
-
-@jvp_rule("nn.max_pool2d_grad", "nn.avg_pool2d_grad")
-def _pool_grad_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
-    # linear in out_grad; in data piecewise constant (max) or unused (avg)
-    t = tangents[0]
-    return None if t is None else Call(call.op, (t, call.args[1]), call.attrs)
+# linear in out_grad; in data piecewise constant (max) or unused (avg)
+jvp_rule("nn.max_pool2d_grad", "nn.avg_pool2d_grad")(linear_in_first_jvp)
 
 
 @jvp_rule("nn.pad")
@@ -3266,8 +3335,8 @@ def _pad_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     tx, tv = tangents
     if tx is None and tv is None:
         return None
-    tx = op_call("zeros_like", x) if tx is None else tx
-    tv = op_call("zeros_like", value) if tv is None else tv
+    tx = _zeros(x) if tx is None else tx
+    tv = _zeros(value) if tv is None else tv
     return Call(call.op, (tx, tv), call.attrs)
 
 
@@ -3277,7 +3346,7 @@ def _bias_add_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     tx, tb = tangents
     if tb is None:
         return tx
-    return Call(call.op, (op_call("zeros_like", x) if tx is None else tx, tb), call.attrs)
+    return Call(call.op, (_zeros(x) if tx is None else tx, tb), call.attrs)
 
 
 @jvp_rule("nn.relu")
@@ -3285,7 +3354,7 @@ def _relu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     (t,) = tangents
     if t is None:
         return None
-    return op_call("where", _positive(call.args[0]), t, op_call("zeros_like", t))
+    return _times_slope(_positive(call.args[0]), t, None)
 
 
 @jvp_rule("nn.leaky_relu")
@@ -3294,10 +3363,7 @@ def _leaky_relu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     if t is None:
         return None
     x = call.args[0]
-    alpha = call.attrs["alpha"]
-    assert isinstance(alpha, int | float)
-    scaled = _mul(t, _scalar(float(alpha), x))
-    return op_call("where", _positive(x), t, scaled)
+    return _times_slope(_positive(x), t, _leaky_relu_alpha(call, x))
 
 
 @jvp_rule("nn.prelu")
@@ -3308,30 +3374,18 @@ def _prelu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     positive = _positive(x)
     dx = None
     if tx is not None:
-        dx = op_call("where", positive, tx, _mul(tx, _along(alpha, ax, rank)))
+        dx = _times_slope(positive, tx, _along(alpha, ax, rank))
     da = None
     if ta is not None:
         slope = _mul(x, _along(ta, ax, rank))
-        da = op_call("where", positive, op_call("zeros_like", x), slope)
-    return _jvp_sum(dx, da)
+        da = op_call("where", positive, _zeros(x), slope)
+    return jvp_sum(dx, da)
 
 
 @jvp_rule("nn.gelu")
 def _gelu_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
-    # d/dx x * Phi(x) = Phi(x) + x * phi(x): the normal cdf and density
     (t,) = tangents
-    if t is None:
-        return None
-    x = call.args[0]
-    erf = op_call("erf", _mul(x, _scalar(1.0 / math.sqrt(2.0), x)))
-    cdf = _mul(_scalar(0.5, x), op_call("add", op_call("ones_like", x), erf))
-    half_sq = _mul(_scalar(-0.5, x), _mul(x, x))
-    pdf = _mul(_scalar(1.0 / math.sqrt(2.0 * math.pi), x), op_call("exp", half_sq))
-    return _mul(t, op_call("add", cdf, _mul(x, pdf)))
-
-
-def _jvp_axis_sum(call: Call, e: Expr) -> Call:
-    return op_call("sum", e, axis=[_int_attr(call.attrs, "axis")], keepdims=True)
+    return None if t is None else _mul(t, _gelu_slope(call.args[0]))
 
 
 @jvp_rule("nn.softmax")
@@ -3340,7 +3394,7 @@ def _softmax_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     (t,) = tangents
     if t is None:
         return None
-    return _mul(call, op_call("subtract", t, _jvp_axis_sum(call, _mul(call, t))))
+    return _mul(call, _sub(t, _axis_sum(call, _mul(call, t))))
 
 
 @jvp_rule("nn.log_softmax")
@@ -3350,7 +3404,7 @@ def _log_softmax_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     if t is None:
         return None
     softmax = op_call("exp", call)
-    return op_call("subtract", t, _jvp_axis_sum(call, _mul(softmax, t)))
+    return _sub(t, _axis_sum(call, _mul(softmax, t)))
 
 
 @jvp_rule("nn.max_pool2d")
@@ -3361,21 +3415,11 @@ def _max_pool2d_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     op = "nn.max_pool2d"
     x = call.args[0]
     attrs = call.attrs
-    layout = _str_attr(attrs, "layout")
-    hax, wax = layout.index("H"), layout.index("W")
     shape = _arg_type(x).shape
-    h, wd = shape[hax], shape[wax]
+    h, wd = _axes(shape, _str_attr(attrs, "layout"), "HW")
     if not isinstance(h, int) or not isinstance(wd, int):
         raise CompileError(f"the JVP of {op} needs a known height and width, got {shape}")
-    kh, kw = _pair(op, "pool_size", attrs["pool_size"])
-    sh, sw = _pair(op, "strides", attrs["strides"])
-    dh, dw = _pair(op, "dilation", attrs["dilation"])
-    pt, pl, pb, pr = _padding4(op, attrs["padding"])
-    ceil = bool(attrs["ceil_mode"])
-    oh, extra_h = _pool_axis(op, "height", h, kh, sh, dh, pt, pb, ceil)
-    ow, extra_w = _pool_axis(op, "width", wd, kw, sw, dw, pl, pr, ceil)
-    widths = [[0, 0] for _ in range(4)]
-    widths[hax], widths[wax] = [pt, pb + extra_h], [pl, pr + extra_w]
+    widths, taps = _pool_taps(op, attrs, h, wd)
     data: Expr = x
     tangent: Expr = t
     if any(w != [0, 0] for w in widths):
@@ -3385,24 +3429,35 @@ def _max_pool2d_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     # keep the first maximum's tangent (the gradient's convention)
     best: Expr | None = None
     out: Expr | None = None
-    for a in range(kh):
-        for b in range(kw):
-            window = {
-                "begin": [a * dh, b * dw],
-                "end": [a * dh + sh * (oh - 1) + 1, b * dw + sw * (ow - 1) + 1],
-                "strides": [sh, sw],
-                "axes": [hax, wax],
-            }
-            value = op_call("strided_slice", data, **window)
-            tap = op_call("strided_slice", tangent, **window)
-            if best is None or out is None:
-                best, out = value, tap
-                continue
-            wins = op_call("greater", value, best)
-            out = op_call("where", wins, tap, out)
-            if (a, b) != (kh - 1, kw - 1):
-                best = op_call("maximum", best, value)
+    for i, window in enumerate(taps):
+        value = op_call("strided_slice", data, **window)
+        tap = op_call("strided_slice", tangent, **window)
+        if best is None or out is None:
+            best, out = value, tap
+            continue
+        wins = op_call("greater", value, best)
+        out = op_call("where", wins, tap, out)
+        if i < len(taps) - 1:
+            best = op_call("maximum", best, value)
     return out
+
+
+def _normalized_jvp(
+    tx: Expr, xhat: Expr, inv: Expr, ax: int, exclude: bool, gamma: Expr | None
+) -> Expr:
+    """The tangent of ``xhat * gamma`` (``gamma`` None: of ``xhat``) for a tangent ``tx`` of the
+    data, where ``xhat = (x - mean(x)) * inv`` and ``inv = (mean((x - mean(x))^2) + eps)^-1/2``
+    with the means along ``ax`` (``exclude``: along every other axis, the batch statistics of
+    batch_norm's training form): ``d xhat = inv * (dc - xhat * mean(xhat * dc))`` with
+    ``dc = tx - mean(tx)``."""
+
+    def mean(e: Expr) -> Call:
+        return _mean_along(e, ax, exclude)
+
+    dc = _sub(tx, mean(tx))
+    spread = _mul(xhat, mean(_mul(xhat, dc)))
+    d_xhat = _mul(inv, _sub(dc, spread))
+    return d_xhat if gamma is None else _mul(d_xhat, gamma)
 
 
 @jvp_rule("nn.layer_norm")
@@ -3410,28 +3465,17 @@ def _layer_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     x, gamma, _ = call.args
     tx, tg, tb = tangents
     rank, ax = _channel_axis(call, x)
-    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
-    eps = call.attrs["epsilon"]
-    assert isinstance(eps, int | float)
-
-    def mean(e: Expr) -> Call:
-        return op_call("mean", e, axis=[ax], keepdims=True)
-
-    centered = op_call("subtract", x, mean(x))
-    var = mean(_mul(centered, centered))
-    inv = op_call("rsqrt", op_call("add", var, _scalar(float(eps), x)))
-    xhat = _mul(centered, inv)
+    center, scale = _center_scale(call)
+    inv, xhat = _layer_norm_stats(call, x, ax)
     d_out: Expr | None = None
     if tx is not None:
-        dc = op_call("subtract", tx, mean(tx))
-        spread = _mul(xhat, mean(_mul(xhat, dc)))
-        d_xhat = _mul(inv, op_call("subtract", dc, spread))
-        d_out = _mul(d_xhat, _along(gamma, ax, rank)) if scale else d_xhat
+        gamma_along = _along(gamma, ax, rank) if scale else None
+        d_out = _normalized_jvp(tx, xhat, inv, ax, False, gamma_along)
     if scale and tg is not None:
-        d_out = _jvp_sum(d_out, _mul(xhat, _along(tg, ax, rank)))
+        d_out = jvp_sum(d_out, _mul(xhat, _along(tg, ax, rank)))
     if center and tb is not None:
         shift = _along(tb, ax, rank)
-        d_out = op_call("broadcast_to_like", shift, x) if d_out is None else _jvp_sum(d_out, shift)
+        d_out = op_call("broadcast_to_like", shift, x) if d_out is None else jvp_sum(d_out, shift)
     return d_out
 
 
@@ -3442,7 +3486,7 @@ def _batch_norm_training_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     # with d mean = sum(dx) / n and d unbiased var = 2 sum((x - mean) * dx) / (n - 1)
     x, gamma, _, moving_mean, moving_var = call.args
     tx, tg, tb, t_mean, t_var = tangents
-    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
+    center, scale = _center_scale(call)
     tg, tb = tg if scale else None, tb if center else None  # unused parameters
     if all(t is None for t in (tx, tg, tb, t_mean, t_var)):
         return None
@@ -3452,36 +3496,30 @@ def _batch_norm_training_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     def along(p: Expr) -> Expr:
         return _along(p, ax, rank)
 
-    def mean(e: Expr) -> Call:
-        return op_call("mean", e, axis=[ax], exclude=True, keepdims=True)
-
     centered, inv, xhat = _batch_stats(call, x, ax)
     d_out: Expr | None = None
     d_mu: Expr | None = None
     d_var: Expr | None = None
     if tx is not None:
-        dc = op_call("subtract", tx, mean(tx))
-        spread = _mul(xhat, mean(_mul(xhat, dc)))
-        d_xhat = _mul(inv, op_call("subtract", dc, spread))
-        d_out = _mul(d_xhat, along(gamma)) if scale else d_xhat
+        d_out = _normalized_jvp(tx, xhat, inv, ax, True, along(gamma) if scale else None)
         if m:
             d_mu = _mul(_per_channel(tx, ax, rank), _batch_ratio(x, ax, rank, m, 0))
             d_var = _mul(
                 _per_channel(_mul(centered, tx), ax, rank), _batch_ratio(x, ax, rank, 2 * m, 1)
             )
     if tg is not None:
-        d_out = _jvp_sum(d_out, _mul(xhat, along(tg)))
+        d_out = jvp_sum(d_out, _mul(xhat, along(tg)))
     if tb is not None:
-        d_out = _jvp_sum(d_out, along(tb))
+        d_out = jvp_sum(d_out, along(tb))
     if d_out is None:
-        d_out = op_call("zeros_like", x)
+        d_out = _zeros(x)
     elif tx is None and tg is None:
         d_out = op_call("broadcast_to_like", d_out, x)  # the shift's per-channel term only
     keep = _scalar(1.0 - m, x)
 
     def moved(t: Expr | None, batch: Expr | None, like: Expr) -> Expr:
-        total = _jvp_sum(None if t is None or m == 1 else _mul(t, keep), batch)
-        return op_call("zeros_like", like) if total is None else total
+        total = jvp_sum(None if t is None or m == 1 else _mul(t, keep), batch)
+        return _zeros(like) if total is None else total
 
     return Tuple((d_out, moved(t_mean, d_mu, moving_mean), moved(t_var, d_var, moving_var)))
 
@@ -3495,22 +3533,18 @@ def _batch_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     x, gamma, _, mean, var = call.args
     tx, tg, tb, t_mean, t_var = tangents
     rank, ax = _channel_axis(call, x)
-    center, scale = bool(call.attrs["center"]), bool(call.attrs["scale"])
-    eps = call.attrs["epsilon"]
-    assert isinstance(eps, int | float)
+    center, scale = _center_scale(call)
 
     def along(p: Expr) -> Expr:
         return _along(p, ax, rank)
 
-    shifted = op_call("add", var, _scalar(float(eps), var))
-    inv = along(op_call("rsqrt", shifted))
-    xhat = _mul(op_call("subtract", x, along(mean)), inv)
+    shifted, _, inv, xhat = _inference_stats(call, x, mean, var, ax, rank)
     d_mean = None if t_mean is None else op_call("negative", along(t_mean))
-    d_centered = _jvp_sum(tx, d_mean)
+    d_centered = jvp_sum(tx, d_mean)
     d_inv = None
     if t_var is not None:
-        d_inv = along(_mul(_scalar(-0.5, var), op_call("divide", t_var, shifted)))
-    d_xhat = _jvp_sum(
+        d_inv = along(_mul(_scalar(-0.5, var), _div(t_var, shifted)))
+    d_xhat = jvp_sum(
         None if d_centered is None else _mul(d_centered, inv),
         None if d_inv is None else _mul(xhat, d_inv),
     )
@@ -3518,7 +3552,7 @@ def _batch_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
         d_xhat = _mul(d_xhat, along(gamma))
     d_gamma = None if not scale or tg is None else _mul(xhat, along(tg))
     d_beta = None if not center or tb is None else along(tb)
-    d_out = _jvp_sum(d_xhat, d_gamma, d_beta)
+    d_out = jvp_sum(d_xhat, d_gamma, d_beta)
     if d_out is None:  # no tangent reaches the result (and the statistics have none)
         return None
     if tx is None and d_inv is None and d_gamma is None:
@@ -3526,8 +3560,8 @@ def _batch_norm_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     return Tuple(
         (
             d_out,
-            op_call("zeros_like", mean) if t_mean is None else t_mean,
-            op_call("zeros_like", var) if t_var is None else t_var,
+            _zeros(mean) if t_mean is None else t_mean,
+            _zeros(var) if t_var is None else t_var,
         )
     )
 
@@ -3539,7 +3573,7 @@ def _dropout_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     if t is None:
         return None
     mask = TupleGetItem(call, 1)
-    return Tuple((_mul(t, mask), op_call("zeros_like", mask)))
+    return Tuple((_mul(t, mask), _zeros(mask)))
 
 
 @jvp_rule("nn.cross_entropy")
@@ -3548,9 +3582,7 @@ def _cross_entropy_jvp(call: Call, tangents: JvpTangents) -> Expr | None:
     # cross_entropy_with_logits (-sum(p * t) / b) applies to
     p, target = call.args
     tp, tt = tangents
-    return _jvp_sum(
-        None
-        if tp is None
-        else op_call("nn.cross_entropy_with_logits", op_call("divide", tp, p), target),
+    return jvp_sum(
+        None if tp is None else op_call("nn.cross_entropy_with_logits", _div(tp, p), target),
         None if tt is None else Call(call.op, (p, tt), call.attrs),
     )

@@ -59,7 +59,7 @@ from relay.op.registry import (
     op_call,
     register_op,
 )
-from relay.op.tensor import carries_gradient
+from relay.op.tensor import carries_gradient, known_type, linear_jvp
 from relay.typecheck.relation import (
     RelationError,
     RelationFunc,
@@ -647,11 +647,7 @@ def variance(
 
 
 def _rank(e: Expr) -> int:
-    from relay.ir.expr import Var
-
-    ty = e._checked_type
-    if ty is None and isinstance(e, Var):
-        ty = e.type_annotation
+    ty = known_type(e)
     if not isinstance(ty, TensorType):
         raise ValueError(f"the gradient rule needs the tensor type of {e}, got {ty}")
     return len(ty.shape)
@@ -703,12 +699,16 @@ def _mean_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [op_call("divide", _spread(call, out_grad), _reduced_count(call, x))]
 
 
-def _extreme_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+def _extreme_share(call: Call) -> Expr:
+    """d max / d x (or min's), of the data's shape: 1 / (the number of ties) at the positions
+    equal to the result, 0 elsewhere."""
     x = call.args[0]
     hit = op_call("cast_like", op_call("equal", x, _spread(call, call)), x)
-    ties = _sum_kept(call, hit)
-    share = op_call("divide", hit, ties)
-    return [op_call("multiply", share, _spread(call, out_grad))]
+    return op_call("divide", hit, _sum_kept(call, hit))
+
+
+def _extreme_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
+    return [op_call("multiply", _extreme_share(call), _spread(call, out_grad))]
 
 
 gradient_rule("max", "min")(_extreme_grad)
@@ -737,11 +737,26 @@ def _prod_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     return [op_call("multiply", _spread(call, out_grad), _prod_others(call))]
 
 
+def _logsumexp_softmax(call: Call) -> Expr:
+    """d logsumexp / d x: ``exp(x - logsumexp)``, the softmax over the reduced axes."""
+    return op_call("exp", op_call("subtract", call.args[0], _spread(call, call)))
+
+
 @gradient_rule("logsumexp")
 def _logsumexp_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
-    x = call.args[0]
-    softmax = op_call("exp", op_call("subtract", x, _spread(call, call)))
-    return [op_call("multiply", _spread(call, out_grad), softmax)]
+    return [op_call("multiply", _spread(call, out_grad), _logsumexp_softmax(call))]
+
+
+def _variance_slope(call: Call) -> Expr:
+    """d variance / d x, of the data's shape: ``2 (x - m) / N`` (``N - 1`` if unbiased) for
+    the ``N`` elements each variance combines; d / dm is its negation."""
+    x, m = call.args
+    count = _reduced_count(call, x)
+    if call.attrs["unbiased"]:
+        count = op_call("subtract", count, op_call("ones_like", count))
+    two = op_call("cast_like", const(np.array(2.0)), x)
+    diff = op_call("subtract", x, m)
+    return op_call("divide", op_call("multiply", two, diff), count)
 
 
 @gradient_rule("variance")
@@ -750,13 +765,7 @@ def _variance_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     x, m = call.args
     if not carries_gradient(x):
         return [None, None]
-    count = _reduced_count(call, x)
-    if call.attrs["unbiased"]:
-        count = op_call("subtract", count, op_call("ones_like", count))
-    two = op_call("cast_like", const(np.array(2.0)), x)
-    diff = op_call("subtract", x, m)
-    scale = op_call("divide", op_call("multiply", two, diff), count)
-    dx = op_call("multiply", _spread(call, out_grad), scale)
+    dx = op_call("multiply", _spread(call, out_grad), _variance_slope(call))
     dm = op_call("collapse_sum_like", op_call("negative", dx), m)
     return [dx, dm]
 
@@ -781,45 +790,30 @@ def _reduce_like(call: Call, value: Expr) -> Call:
     return Call(opdef.op, (value,), opdef.validate_attrs(attrs))
 
 
-@jvp_rule("sum", "mean")
-def _linear_reduce_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
-    (t,) = tangents
-    return None if t is None else Call(call.op, (t,), call.attrs)
+jvp_rule("sum", "mean")(linear_jvp)
 
 
-@jvp_rule("max", "min")
-def _extreme_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
-    (t,) = tangents
-    if t is None:
-        return None
-    x = call.args[0]
-    hit = op_call("cast_like", op_call("equal", x, _spread(call, call)), x)
-    share = op_call("divide", hit, _sum_kept(call, hit))
-    return _reduce_like(call, op_call("multiply", share, t))
+def _weighted_jvp(
+    slope: Callable[[Call], Expr],
+) -> Callable[[Call, list[Expr | None]], Expr | None]:
+    """The JVP rule of a one-argument reduction whose derivative is ``slope(call)`` (of the
+    data's shape): the tangent times it, reduced as the call reduces."""
+
+    def rule(call: Call, tangents: list[Expr | None]) -> Expr | None:
+        (t,) = tangents
+        return None if t is None else _reduce_like(call, op_call("multiply", slope(call), t))
+
+    return rule
 
 
-@jvp_rule("prod")
-def _prod_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
-    (t,) = tangents
-    if t is None:
-        return None
-    return _reduce_like(call, op_call("multiply", _prod_others(call), t))
-
-
-@jvp_rule("logsumexp")
-def _logsumexp_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
-    (t,) = tangents
-    if t is None:
-        return None
-    x = call.args[0]
-    softmax = op_call("exp", op_call("subtract", x, _spread(call, call)))
-    return _reduce_like(call, op_call("multiply", softmax, t))
+jvp_rule("max", "min")(_weighted_jvp(_extreme_share))
+jvp_rule("prod")(_weighted_jvp(_prod_others))
+jvp_rule("logsumexp")(_weighted_jvp(_logsumexp_softmax))
 
 
 @jvp_rule("variance")
 def _variance_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
     # var = sum((x - m)^2) / N: d var = sum(2 (x - m) (dx - dm)) / N
-    x, m = call.args
     tx, tm = tangents
     if tx is None and tm is None:
         return None
@@ -831,10 +825,4 @@ def _variance_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
         diff_t = tx
     else:
         diff_t = op_call("subtract", tx, tm)
-    count = _reduced_count(call, x)
-    if call.attrs["unbiased"]:
-        count = op_call("subtract", count, op_call("ones_like", count))
-    two = op_call("cast_like", const(np.array(2.0)), x)
-    diff = op_call("subtract", x, m)
-    scale = op_call("divide", op_call("multiply", two, diff), count)
-    return _reduce_like(call, op_call("multiply", scale, diff_t))
+    return _reduce_like(call, op_call("multiply", _variance_slope(call), diff_t))

@@ -14,8 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from relay.errors import CompileError
 from relay.ir.attrs import Attrs
-from relay.ir.expr import Call, Expr, Var
+from relay.ir.dim import Dim, dim_str
+from relay.ir.expr import Call, Expr, Tuple, TupleGetItem, Var
 from relay.ir.types import IncompleteType, TensorType, Type
 from relay.op.registry import (
     OpPattern,
@@ -211,6 +213,61 @@ register_op(
 )
 
 
+# -- helpers of the derivative rules -------------------------------------------------------------
+#
+# Used by the gradient and JVP rules of every operator family (they import them from here, the
+# family the others already depend on).
+
+
+def known_type(e: Expr) -> Type | None:
+    """The type of a rule's argument ``e``: inferred (``checked_type``, set by type inference in
+    the AD passes), else a variable's annotation; None when neither is known."""
+    ty = e._checked_type
+    if ty is None and isinstance(e, Var):
+        ty = e.type_annotation
+    return ty
+
+
+def known_extent(d: Dim, op: str) -> int:
+    """The extent ``d`` that the gradient rule of ``op`` needs; CompileError when it is not a
+    known integer (a symbolic or ``Any`` dimension)."""
+    if not isinstance(d, int):
+        raise CompileError(f"the gradient of {op} needs a known extent, got {dim_str(d)}")
+    return d
+
+
+def tuple_fields(e: Expr, n: int) -> tuple[Expr, ...]:
+    """The ``n`` fields of the tuple-valued ``e``: its fields when it is a Tuple expression,
+    else projections of it."""
+    if isinstance(e, Tuple):
+        return e.fields
+    return tuple(TupleGetItem(e, i) for i in range(n))
+
+
+def carries_gradient(arg: Expr) -> bool:
+    """False when ``arg`` is known (typed, or an annotated variable) to hold a non-float
+    tensor: no gradient flows into integers or bools. True when its type is not known."""
+    ty = known_type(arg)
+    if isinstance(ty, TensorType) and isinstance(ty.dtype, str):
+        return ty.dtype.startswith(("float", "bfloat"))
+    return True
+
+
+def linear_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    """The JVP rule of an operator linear in its only argument: the operator applied, with
+    the call's attributes, to the argument's tangent."""
+    (t,) = tangents
+    return None if t is None else Call(call.op, (t,), call.attrs)
+
+
+def linear_in_first_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
+    """The JVP rule of an operator linear in its first argument whose other arguments give only
+    a shape, indices or a position (a tangent of theirs does not move the result): the
+    operator applied to the first argument's tangent and the other arguments."""
+    t = tangents[0]
+    return None if t is None else Call(call.op, (t, *call.args[1:]), call.attrs)
+
+
 # -- gradient rules ------------------------------------------------------------------------------
 #
 # The math follows TVM's python/tvm/relay/op/_tensor_grad.py. Each adjoint of a broadcasting
@@ -230,17 +287,6 @@ def _csl(grad: Expr, arg: Expr) -> Expr:
 
 def _zeros(like: Expr) -> Expr:
     return _call("zeros_like", like)
-
-
-def carries_gradient(arg: Expr) -> bool:
-    """False when ``arg`` is known (typed, or an annotated variable) to hold a non-float
-    tensor: no gradient flows into integers or bools. True when its type is not known."""
-    ty = arg._checked_type
-    if ty is None and isinstance(arg, Var):
-        ty = arg.type_annotation
-    if isinstance(ty, TensorType) and isinstance(ty.dtype, str):
-        return ty.dtype.startswith(("float", "bfloat"))
-    return True
 
 
 @gradient_rule("add")
@@ -356,17 +402,10 @@ non_differentiable(
 # (``jvp_fit``), which the gradient undoes with ``collapse_sum_like``.
 
 
-def _known_type(e: Expr) -> Type | None:
-    ty = e._checked_type
-    if ty is None and isinstance(e, Var):
-        ty = e.type_annotation
-    return ty
-
-
 def jvp_fit(tangent: Expr, arg: Expr, call: Expr) -> Expr:
     """``tangent`` (of ``arg``'s type) broadcast to the shape of ``call``'s result, unless
     ``arg`` is known to have that shape already."""
-    arg_ty, out_ty = _known_type(arg), _known_type(call)
+    arg_ty, out_ty = known_type(arg), known_type(call)
     if (
         isinstance(arg_ty, TensorType)
         and isinstance(out_ty, TensorType)

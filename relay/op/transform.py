@@ -74,7 +74,7 @@ from relay.errors import CompileError
 from relay.ir import dim
 from relay.ir.attrs import Attrs
 from relay.ir.dim import Dim
-from relay.ir.expr import Call, Expr, Tuple, TupleGetItem, Var, const
+from relay.ir.expr import Call, Expr, Tuple, TupleGetItem, const
 from relay.ir.types import (
     DTYPES,
     Any as AnyDim,
@@ -95,7 +95,14 @@ from relay.op.registry import (
     op_call,
     register_op,
 )
-from relay.op.tensor import carries_gradient
+from relay.op.tensor import (
+    carries_gradient,
+    known_extent,
+    known_type,
+    linear_in_first_jvp,
+    linear_jvp,
+    tuple_fields,
+)
 from relay.typecheck.relation import (
     ForwardRule,
     RelationError,
@@ -1902,9 +1909,7 @@ def one_hot(
 
 def _known_type(e: Expr) -> Type:
     """The type of ``e``: inferred, annotated (a variable) or that of a tuple's fields."""
-    ty = e._checked_type
-    if ty is None and isinstance(e, Var):
-        ty = e.type_annotation
+    ty = known_type(e)
     if ty is None and isinstance(e, Tuple):
         ty = TupleType(tuple(_known_type(f) for f in e.fields))
     if ty is None:
@@ -1917,18 +1922,6 @@ def _tensor_type(e: Expr) -> TensorType:
     if not isinstance(ty, TensorType):
         raise CompileError(f"the gradient rule expected a tensor, got {ty}")
     return ty
-
-
-def _int_dim(d: Dim, what: str) -> int:
-    if not isinstance(d, int):
-        raise CompileError(f"the gradient of {what} needs a known extent, got {dim.dim_str(d)}")
-    return d
-
-
-def _fields(e: Expr, n: int) -> tuple[Expr, ...]:
-    if isinstance(e, Tuple):
-        return e.fields
-    return tuple(TupleGetItem(e, i) for i in range(n))
 
 
 def _zero_scalar(t: TensorType) -> Expr:
@@ -1980,7 +1973,9 @@ def _concatenate_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     ax = _norm_axis(_int(call.attrs, "axis"), len(parts[0].shape))
     if len(parts) == 1:
         return [Tuple((out_grad,))]
-    indices = list(itertools.accumulate(_int_dim(p.shape[ax], "concatenate") for p in parts[:-1]))
+    indices = list(
+        itertools.accumulate(known_extent(p.shape[ax], "concatenate") for p in parts[:-1])
+    )
     pieces = split(out_grad, indices, ax)
     return [Tuple(tuple(TupleGetItem(pieces, i) for i in range(len(parts))))]
 
@@ -1998,7 +1993,7 @@ def _stack_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
 def _split_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     ios = call.attrs["indices_or_sections"]
     n = ios if isinstance(ios, int) else len(_ints(ios)) + 1
-    return [concatenate(_fields(out_grad, n), _int(call.attrs, "axis"))]
+    return [concatenate(tuple_fields(out_grad, n), _int(call.attrs, "axis"))]
 
 
 @gradient_rule("strided_slice")
@@ -2020,7 +2015,7 @@ def _strided_slice_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     zero = _zero_scalar(t)
     g: Expr = out_grad
     for k, ax in enumerate(sliced):
-        n = _int_dim(t.shape[ax], "strided_slice")
+        n = known_extent(t.shape[ax], "strided_slice")
         stride = _stride(k, strides, mode)
         b, e = _slice_range(n, k, begin, end, stride, mode)
         step = abs(stride)
@@ -2057,14 +2052,14 @@ def _take_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     t, it = _tensor_type(data), _tensor_type(indices)
     axis = call.attrs["axis"]
     if axis is None:
-        n = math.prod(_int_dim(d, "take") for d in t.shape)
+        n = math.prod(known_extent(d, "take") for d in t.shape)
         ndim, ax, bd = 1, 0, 0
     else:
         ndim = len(t.shape)
         ax = _norm_axis(_int(call.attrs, "axis"), ndim)
         bd = _int(call.attrs, "batch_dims")
         bd = bd + len(it.shape) if bd < 0 else bd
-        n = _int_dim(t.shape[ax], "take")
+        n = known_extent(t.shape[ax], "take")
     idx: Expr = indices
     mode = _str(call.attrs, "mode")
     if mode == "clip":
@@ -2152,7 +2147,7 @@ non_differentiable("shape_of", reason="its result is the integer shape of its in
 # as they are, and ``one_hot`` is linear in its two fill values together.
 
 
-@jvp_rule(
+jvp_rule(
     "reshape",
     "transpose",
     "expand_dims",
@@ -2166,16 +2161,10 @@ non_differentiable("shape_of", reason="its result is the integer shape of its in
     "tile",
     "reverse",
     "layout_transform",
-)
-def _linear_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
-    (t,) = tangents
-    return None if t is None else Call(call.op, (t,), call.attrs)
+)(linear_jvp)
 
 
-@jvp_rule("reshape_like", "broadcast_to_like", "collapse_sum_like", "take")
-def _linear_in_first_jvp(call: Call, tangents: list[Expr | None]) -> Expr | None:
-    t = tangents[0]
-    return None if t is None else Call(call.op, (t, *call.args[1:]), call.attrs)
+jvp_rule("reshape_like", "broadcast_to_like", "collapse_sum_like", "take")(linear_in_first_jvp)
 
 
 @jvp_rule("one_hot")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -377,20 +378,24 @@ def test_no_gradient_to_unused_or_shape_only_arguments() -> None:
     assert avg[0] is not None and avg[1] is None
 
 
+# the products and convolutions, with the shapes of their arguments: the mixed precision cases
+# (float16 arguments, out_dtype float32) of the gradient and JVP tests
+MIXED_PRECISION: list[tuple[str, list[tuple[int, ...]]]] = [
+    ("nn.dense", [(2, 3), (4, 3)]),
+    ("nn.matmul", [(2, 3), (3, 4)]),
+    ("nn.batch_matmul", [(2, 2, 3), (1, 3, 4)]),
+    ("nn.conv2d", [(1, 2, 5, 5), (3, 2, 3, 3)]),
+    ("nn.conv2d_transpose", [(1, 2, 3, 3), (2, 3, 3, 3)]),
+]
+
+
 def test_mixed_precision_adjoints_keep_the_argument_dtypes() -> None:
     # float16 inputs with a float32 result: each adjoint is computed with out_dtype float16
-    f16 = "float16"
-    cases = [
-        ("nn.dense", [TensorType((2, 3), f16), TensorType((4, 3), f16)], {}),
-        ("nn.matmul", [TensorType((2, 3), f16), TensorType((3, 4), f16)], {"transpose_a": False}),
-        ("nn.batch_matmul", [TensorType((2, 2, 3), f16), TensorType((1, 3, 4), f16)], {}),
-        ("nn.conv2d", [TensorType((1, 2, 5, 5), f16), TensorType((3, 2, 3, 3), f16)], {}),
-        ("nn.conv2d_transpose", [TensorType((1, 2, 3, 3), f16), TensorType((2, 3, 3, 3), f16)], {}),
-    ]
-    for op, types, attrs in cases:
+    for op, shapes in MIXED_PRECISION:
+        types = [TensorType(shape, "float16") for shape in shapes]
         opdef = get_op(op)
         params = [Var(f"x{i}", t) for i, t in enumerate(types)]
-        validated = opdef.validate_attrs({**attrs, "out_dtype": "float32"})
+        validated = opdef.validate_attrs({"out_dtype": "float32"})
         call = Call(Op.get(op), tuple(params), validated)
         primal = Function(tuple(params), call)
         infer_type(primal)
@@ -564,33 +569,47 @@ def test_pooling_gradient_operators_build_and_print() -> None:
 
 
 # -- random shapes ----------------------------------------------------------------------------------
+#
+# The random cases are drawn and checked by helpers that take the checker, check_op_gradient
+# here and check_op_jvp in tests/op/test_jvp_nn.py.
 
 _small = st.integers(1, 3)
+_shapes = st.lists(_small, min_size=1, max_size=3).map(tuple)
+
+Checker = Callable[..., Any]
 
 
-@settings(max_examples=20, deadline=None)
-@given(shape=st.lists(_small, min_size=1, max_size=3).map(tuple), data=st.data())
-def test_random_activations_and_normalizations(shape: tuple[int, ...], data: st.DataObject) -> None:
+def check_activations_and_normalizations(
+    check: Checker, shape: tuple[int, ...], data: st.DataObject
+) -> None:
+    """Check the activations, softmaxes, bias_add, prelu and the normalizations with ``check``
+    on data of ``shape`` along a random axis."""
     seed = data.draw(st.integers(0, 1000))
     x = _x(*shape, seed=seed)
     ax = data.draw(st.integers(-len(shape), len(shape) - 1))
     c = shape[ax]
     for op in ("nn.relu", "nn.gelu"):
-        check_op_gradient(op, [x], {})
-    check_op_gradient("nn.leaky_relu", [x], {"alpha": data.draw(st.floats(-2.0, 2.0))})
-    check_op_gradient("nn.softmax", [x], {"axis": ax})
-    check_op_gradient("nn.log_softmax", [x], {"axis": ax})
-    check_op_gradient("nn.bias_add", [x, _x(c, seed=seed + 1)], {"axis": ax})
-    check_op_gradient("nn.prelu", [x, _x(c, seed=seed + 2)], {"axis": ax})
+        check(op, [x], {})
+    check("nn.leaky_relu", [x], {"alpha": data.draw(st.floats(-2.0, 2.0))})
+    check("nn.softmax", [x], {"axis": ax})
+    check("nn.log_softmax", [x], {"axis": ax})
+    check("nn.bias_add", [x, _x(c, seed=seed + 1)], {"axis": ax})
+    check("nn.prelu", [x, _x(c, seed=seed + 2)], {"axis": ax})
     params = [_x(c, seed=seed + 3), _x(c, seed=seed + 4)]
     if c > 1:  # a single element normalizes to 0 whatever it is, and its variance is 0
-        check_op_gradient("nn.layer_norm", [x, *params], {"axis": ax})
+        check("nn.layer_norm", [x, *params], {"axis": ax})
     stats = [_x(c, seed=seed + 5), _positive(c, seed=seed)]
-    check_op_gradient("nn.batch_norm", [x, *params, *stats], {"axis": ax})
+    check("nn.batch_norm", [x, *params, *stats], {"axis": ax})
     if x.size // c > 1:  # the training form needs an unbiased variance
         momentum = data.draw(st.floats(0.0, 1.0))
         attrs = {"axis": ax, "training": True, "momentum": momentum}
-        check_op_gradient("nn.batch_norm", [x, *params, *stats], attrs)
+        check("nn.batch_norm", [x, *params, *stats], attrs)
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=_shapes, data=st.data())
+def test_random_activations_and_normalizations(shape: tuple[int, ...], data: st.DataObject) -> None:
+    check_activations_and_normalizations(check_op_gradient, shape, data)
 
 
 @settings(max_examples=20, deadline=None)
@@ -634,6 +653,8 @@ def test_random_pads(data: st.DataObject) -> None:
 
 @st.composite
 def _conv_setups(draw: st.DrawFn) -> tuple[str, list[np.ndarray], dict[str, object]]:
+    """A random nn.conv2d or nn.conv2d_transpose call: the operator, arguments and attributes
+    (any layouts, groups, strides, dilation and padding; the window may not fit)."""
     transposed = draw(st.booleans())
     groups = draw(st.sampled_from([1, 2]))
     cg, og = draw(st.integers(1, 2)), draw(st.integers(1, 2))
@@ -667,9 +688,11 @@ def _conv_setups(draw: st.DrawFn) -> tuple[str, list[np.ndarray], dict[str, obje
     return op, [x, weight], attrs
 
 
-@settings(max_examples=40, deadline=None)
-@given(setup=_conv_setups())
-def test_random_convolutions(setup: tuple[str, list[np.ndarray], dict[str, object]]) -> None:
+def check_convolution(
+    check: Checker, setup: tuple[str, list[np.ndarray], dict[str, object]]
+) -> None:
+    """Check a convolution drawn by ``_conv_setups`` with ``check``, rejecting the setups whose
+    window does not fit."""
     op, args, attrs = setup
     reference = get_op(op).reference
     assert reference is not None
@@ -677,7 +700,13 @@ def test_random_convolutions(setup: tuple[str, list[np.ndarray], dict[str, objec
         reference(*args, **dict(get_op(op).validate_attrs(attrs).items()))
     except ValueError:
         assume(False)  # the window does not fit, or the padding leaves nothing
-    check_op_gradient(op, args, attrs)
+    check(op, args, attrs)
+
+
+@settings(max_examples=40, deadline=None)
+@given(setup=_conv_setups())
+def test_random_convolutions(setup: tuple[str, list[np.ndarray], dict[str, object]]) -> None:
+    check_convolution(check_op_gradient, setup)
 
 
 def draw_pool(data: st.DataObject) -> tuple[np.ndarray, dict[str, object], np.ndarray]:

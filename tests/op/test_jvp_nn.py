@@ -9,14 +9,24 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from relay.ir.expr import Call, Function, Op, Var
 from relay.ir.types import TensorType
 from relay.op.registry import get_op
 from relay.testing import check_op_jvp
 from relay.typecheck.checker import infer_type
-from tests.op.test_gradients_nn import CASES, _conv_setups, _positive, _x, draw_pool
+from tests.op.test_gradients_nn import (
+    CASES,
+    MIXED_PRECISION,
+    _conv_setups,
+    _positive,
+    _shapes,
+    _x,
+    check_activations_and_normalizations,
+    check_convolution,
+    draw_pool,
+)
 
 
 @pytest.mark.parametrize(
@@ -148,16 +158,7 @@ def test_no_rule_is_called_for_integer_inputs_or_results(
     assert check_op_jvp(op, args, attrs) is None
 
 
-@pytest.mark.parametrize(
-    ("op", "shapes"),
-    [
-        ("nn.dense", [(2, 3), (4, 3)]),
-        ("nn.matmul", [(2, 3), (3, 4)]),
-        ("nn.batch_matmul", [(2, 2, 3), (1, 3, 4)]),
-        ("nn.conv2d", [(1, 2, 5, 5), (3, 2, 3, 3)]),
-        ("nn.conv2d_transpose", [(1, 2, 3, 3), (2, 3, 3, 3)]),
-    ],
-)
+@pytest.mark.parametrize(("op", "shapes"), MIXED_PRECISION)
 def test_mixed_precision_tangents_have_the_result_dtype(
     op: str, shapes: list[tuple[int, ...]]
 ) -> None:
@@ -194,46 +195,19 @@ def test_the_pass_contract_typed_arguments_and_a_primal_stand_in() -> None:
     assert fn.checked_type.ret_type == x.type_annotation  # type: ignore[attr-defined]
 
 
-# -- random shapes ----------------------------------------------------------------------------------
-
-_small = st.integers(1, 3)
+# -- random shapes (drawn and checked by tests/op/test_gradients_nn.py's helpers) ------------------
 
 
 @settings(max_examples=15, deadline=None)
-@given(shape=st.lists(_small, min_size=1, max_size=3).map(tuple), data=st.data())
+@given(shape=_shapes, data=st.data())
 def test_random_activations_and_normalizations(shape: tuple[int, ...], data: st.DataObject) -> None:
-    seed = data.draw(st.integers(0, 1000))
-    x = _x(*shape, seed=seed)
-    ax = data.draw(st.integers(-len(shape), len(shape) - 1))
-    c = shape[ax]
-    for op in ("nn.relu", "nn.gelu"):
-        check_op_jvp(op, [x], {})
-    check_op_jvp("nn.leaky_relu", [x], {"alpha": data.draw(st.floats(-2.0, 2.0))})
-    check_op_jvp("nn.softmax", [x], {"axis": ax})
-    check_op_jvp("nn.log_softmax", [x], {"axis": ax})
-    check_op_jvp("nn.bias_add", [x, _x(c, seed=seed + 1)], {"axis": ax})
-    check_op_jvp("nn.prelu", [x, _x(c, seed=seed + 2)], {"axis": ax})
-    params = [_x(c, seed=seed + 3), _x(c, seed=seed + 4)]
-    if c > 1:  # a single element normalizes to 0 whatever it is
-        check_op_jvp("nn.layer_norm", [x, *params], {"axis": ax})
-    stats = [_x(c, seed=seed + 5), _positive(c, seed=seed)]
-    check_op_jvp("nn.batch_norm", [x, *params, *stats], {"axis": ax})
-    if x.size // c > 1:  # the training form needs an unbiased variance
-        attrs = {"axis": ax, "training": True, "momentum": data.draw(st.floats(0.0, 1.0))}
-        check_op_jvp("nn.batch_norm", [x, *params, *stats], attrs)
+    check_activations_and_normalizations(check_op_jvp, shape, data)
 
 
 @settings(max_examples=15, deadline=None)
 @given(setup=_conv_setups())
 def test_random_convolutions(setup: tuple[str, list[np.ndarray], dict[str, object]]) -> None:
-    op, args, attrs = setup
-    reference = get_op(op).reference
-    assert reference is not None
-    try:
-        reference(*args, **dict(get_op(op).validate_attrs(attrs).items()))
-    except ValueError:
-        assume(False)
-    check_op_jvp(op, args, attrs)
+    check_convolution(check_op_jvp, setup)
 
 
 @settings(max_examples=20, deadline=None)
