@@ -9,6 +9,7 @@ from relay.passes.dead_code import DeadCodeElimination, dead_code_elimination
 from relay.passes.defunctionalize import Defunctionalization, defunctionalize
 from relay.passes.eta_expand import EtaExpand, eta_expand
 from relay.passes.forward_ad import jvp
+from relay.passes.fuse_ops import FuseOps, fuse_ops
 from relay.passes.gradient import Gradient, gradient
 from relay.passes.infer_type import InferType
 from relay.passes.inline import Inline, inline
@@ -81,6 +82,7 @@ for _factory in (
     EtaExpand,
     EliminateCommonSubexpr,
     FoldConstant,
+    FuseOps,
     Gradient,
 ):
     register_pass(_factory.__name__, _factory)
@@ -99,6 +101,7 @@ __all__ = [
     "EtaExpand",
     "FoldConstant",
     "FunctionPass",
+    "FuseOps",
     "Gradient",
     "InferType",
     "Inline",
@@ -124,6 +127,7 @@ __all__ = [
     "eta_expand",
     "fold_constant",
     "function_pass",
+    "fuse_ops",
     "gradient",
     "inline",
     "is_a_normal_form",
