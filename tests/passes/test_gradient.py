@@ -152,3 +152,27 @@ def test_100000_bindings() -> None:
     value, (gx,) = relay.interpret(g, np.zeros(2))
     np.testing.assert_array_equal(value, np.full(2, 100_000.0))
     np.testing.assert_array_equal(gx, np.ones(2))
+
+
+def test_the_gradient_fuses_like_hand_written_backward_code() -> None:
+    from relay.passes import FuseOps, PassContext, standard_pipeline
+    from relay.passes.gradient import gradient
+
+    t3 = "Tensor[(3,), float32]"
+    head = '#[version = "0.0.5"]\n'
+    mod = relay.parse(head + f"def @main(%x: {t3}, %y: {t3}) -> {t3} {{ tanh(%x) * %y }}")
+    mod.add("main_grad", gradient("main", mod))
+    hand = relay.parse(
+        head
+        + f"""def @main_grad(%x: {t3}, %y: {t3}) {{
+          %0 = tanh(%x);
+          %1 = subtract(ones_like(%0), multiply(%0, %0));
+          (multiply(%0, %y), (multiply(%y, %1), %0))
+        }}"""
+    )
+    with PassContext(opt_level=3):
+        derived = FuseOps()(standard_pipeline(["main_grad"])(mod))
+        written = FuseOps()(standard_pipeline(["main_grad"])(hand))
+    relay.assert_structural_equal(derived["main_grad"], written["main_grad"])
+    text = relay.astext(derived["main_grad"])
+    assert text.count("Primitive=1") == 3  # tanh, the product, the whole backward expression
