@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from relay.errors import ExecutionError, FrontendError, TypeCheckError
+from relay.errors import FrontendError, TypeCheckError
 from relay.ir.expr import Expr, Function, GlobalVar
 from relay.ir.functor import ExprMutator
 from relay.ir.module import Module
@@ -89,16 +89,12 @@ class Derivative:
         found = self._cache.get(id(c))
         if found is not None and found[0] is c:
             return found[1], found[2]
+        from relay.passes.ad_rewrite import fresh_name
         from relay.typecheck.checker import check_module
 
         mod = c.module.copy()
         derived = self.build(c.global_var, mod)
-        taken = {g.name_hint for g in mod.functions}
-        name, n = self.__name__, 1
-        while name in taken:
-            name = f"{self.__name__}_{n}"
-            n += 1
-        gv = mod.add(name, derived)
+        gv = mod.add(fresh_name({g.name_hint for g in mod.functions}, self.__name__), derived)
         check_module(mod)
         self._cache[id(c)] = (c, mod, gv)
         return mod, gv
@@ -139,9 +135,7 @@ class Derivative:
         return f"<relay {what} of {self.fn.__name__}>"
 
     def __call__(self, *args: object, **kwargs: object) -> object:
-        from relay.backend.interpreter import Interpreter
-        from relay.backend.interpreter.conform import check_arguments
-        from relay.frontend.adt import to_python
+        from relay.frontend.function import run_global
 
         n = self.fn.arity
         if self.kind == "jvp":
@@ -160,13 +154,7 @@ class Derivative:
         every = (*primals, *args[n:]) if self.kind == "jvp" else primals
         values: list[Any] = [self.fn._argument(c, i % n, a) for i, a in enumerate(every)]
         mod, gv = self._derive(c)
-        try:
-            check_arguments(mod.functions[gv], values, self.__name__)
-        except ExecutionError as err:
-            raise TypeCheckError(err.message, err.span) from None
-        interp = Interpreter(mod)
-        result = interp.call(interp.global_closure(gv), values)
-        return to_python(result, c.classes)
+        return run_global(mod, gv, values, self.__name__, c.classes)
 
 
 def grad(fn: Any, argnums: int | Sequence[int] | None = None) -> Derivative:

@@ -495,26 +495,36 @@ class RelayFunction:
 
     def interpret(self, *args: object, **kwargs: object) -> object:
         """Run on the reference interpreter."""
-        from relay.backend.interpreter import Interpreter
-        from relay.backend.interpreter.conform import check_arguments
-
         args = self._bind(args, dict(kwargs))
         c = self._compiled_for(args)
-        values: list[_Any] = [self._argument(c, i, a) for i, a in enumerate(args)]
-        func = c.module.functions[c.global_var]
-        try:
-            check_arguments(func, values, self.__name__)
-        except ExecutionError as err:
-            raise TypeCheckError(err.message, err.span) from None
-        interp = Interpreter(c.module)
-        result = interp.call(interp.global_closure(c.global_var), values)
-        return to_python(result, c.classes)
+        values = [self._argument(c, i, a) for i, a in enumerate(args)]
+        return run_global(c.module, c.global_var, values, self.__name__, c.classes)
 
     @property
     def __signature__(self) -> _Any:  # keep inspect.signature working on the wrapper
         import inspect
 
         return inspect.signature(self.__wrapped__)
+
+
+def run_global(
+    mod: Module,
+    gv: GlobalVar,
+    values: list[_Any],
+    name: str,
+    classes: dict[str, type[ConstructorInstance]],
+) -> object:
+    """Check ``values`` against ``gv``'s parameters (a mismatch is a TypeCheckError naming
+    ``name``), run ``gv`` on the reference interpreter and convert the result to Python."""
+    from relay.backend.interpreter import Interpreter
+    from relay.backend.interpreter.conform import check_arguments
+
+    try:
+        check_arguments(mod.functions[gv], values, name)
+    except ExecutionError as err:
+        raise TypeCheckError(err.message, err.span) from None
+    interp = Interpreter(mod)
+    return to_python(interp.call(interp.global_closure(gv), values), classes)
 
 
 def function(fn: Callable[..., _Any]) -> RelayFunction:

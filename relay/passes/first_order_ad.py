@@ -42,7 +42,7 @@ from relay.op.registry import get_op
 _Adjoint = Expr | list["_Adjoint"] | None
 
 
-def _order(body: Expr) -> tuple[list[Expr], dict[Var, Expr]]:
+def evaluation_order(body: Expr) -> tuple[list[Expr], dict[Var, Expr]]:
     """The nodes of ``body`` in evaluation order (operands first) and what each ``let``
     variable stands for. Raises CompileError outside the first-order fragment."""
     alias: dict[Var, Expr] = {}
@@ -187,7 +187,7 @@ def first_order_gradient(
     from relay.typecheck.checker import infer_type
 
     infer_type(func, mod)
-    order, alias = _order(func.body)
+    order, alias = evaluation_order(func.body)
     result = func.body
     while isinstance(result, Let):
         result = result.body
@@ -257,4 +257,4 @@ def first_order_gradient(
     return Function(func.params, body, None, func.type_params, span=func.span)
 
 
-__all__ = ["first_order_gradient"]
+__all__ = ["evaluation_order", "first_order_gradient"]

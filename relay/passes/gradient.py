@@ -22,20 +22,16 @@ from collections.abc import Iterable, Sequence
 
 from relay.errors import CompileError
 from relay.ir.expr import (
-    Call,
-    Constant,
-    Expr,
     Function,
     GlobalVar,
     Let,
-    Op,
     Tuple,
     TupleGetItem,
     Var,
 )
 from relay.ir.module import Module
 from relay.passes.ad_rewrite import check_parameters, differentiable_type
-from relay.passes.first_order_ad import first_order_gradient
+from relay.passes.first_order_ad import evaluation_order, first_order_gradient
 from relay.passes.higher_order_ad import ReverseAD
 from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
 
@@ -44,29 +40,12 @@ MODES = ("auto", "first_order", "higher_order")
 
 def is_first_order(func: Function) -> bool:
     """True when ``func``'s body is straight-line dataflow over tensors and tuples (operator
-    calls, tuples, projections, constants, and ``let`` bindings of them at the top)."""
-    body: Expr = func.body
-    stack: list[Expr] = []
-    while isinstance(body, Let):
-        stack.append(body.value)
-        body = body.body
-    stack.append(body)
-    seen: set[int] = set()
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, Call):
-            if not isinstance(e.op, Op):
-                return False
-            stack.extend(e.args)
-        elif isinstance(e, Tuple):
-            stack.extend(e.fields)
-        elif isinstance(e, TupleGetItem):
-            stack.append(e.tuple_value)
-        elif not isinstance(e, Var | Constant):
-            return False
+    calls, tuples, projections, constants, and ``let`` bindings of them at the top): the
+    fragment the first-order mode accepts."""
+    try:
+        evaluation_order(func.body)
+    except CompileError:
+        return False
     return True
 
 
