@@ -5,8 +5,12 @@ variable           default  meaning
 =================  =======  ===========================================================
 RELAY_DEBUG        0        verbosity of leveled debug prints on stderr (0 silent .. 5)
 RELAY_DUMP_IR      ""       ``stderr`` or a directory: dump the IR after each pass
-RELAY_CHECKS       0        1: re-check types and well-formedness after every pass
+RELAY_CHECKS       0        1: re-check types and well-formedness after every pass, and
+                            compare every compiled result with the reference interpreter
 RELAY_CACHE_DIR    ""       where compiled kernels are cached ("" = the user cache dir)
+RELAY_CACHE        1        0: never read or write the on-disk kernel cache
+RELAY_CACHE_MB     1024     the on-disk kernel cache's size bound (least recently used go)
+RELAY_FAST_MATH    1        0: exact exp/tanh/sigmoid in compiled code (no approximations)
 =================  =======  ===========================================================
 
 Tests override them with :func:`override`::
@@ -40,6 +44,9 @@ class Flags:
     dump_ir: str = ""
     checks: bool = False
     cache_dir: str = ""
+    cache: bool = True
+    cache_mb: int = 1024
+    fast_math: bool = True
 
     @staticmethod
     def from_env() -> Flags:
@@ -49,6 +56,9 @@ class Flags:
             dump_ir=os.environ.get("RELAY_DUMP_IR", ""),
             checks=_env_int("RELAY_CHECKS", 0) > 0,
             cache_dir=os.environ.get("RELAY_CACHE_DIR", ""),
+            cache=_env_int("RELAY_CACHE", 1) > 0,
+            cache_mb=_env_int("RELAY_CACHE_MB", 1024),
+            fast_math=_env_int("RELAY_FAST_MATH", 1) > 0,
         )
 
 

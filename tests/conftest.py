@@ -1,4 +1,4 @@
-"""Test configuration: hypothesis profiles.
+"""Test configuration: hypothesis profiles, and a private kernel cache directory.
 
 Under CI (``CI`` set) hypothesis is derandomized, so a run is reproducible and a
 property failure is never a coin toss; locally it explores new examples each run.
@@ -6,7 +6,17 @@ property failure is never a coin toss; locally it explores new examples each run
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
+
+# compiled kernels go to a cache private to this test session (set before relay reads flags;
+# pytest-xdist workers inherit it from the controller, which removes it at the end)
+if "RELAY_CACHE_DIR" not in os.environ:
+    _cache_dir = tempfile.mkdtemp(prefix="relay-test-cache-")
+    os.environ["RELAY_CACHE_DIR"] = _cache_dir
+    atexit.register(shutil.rmtree, _cache_dir, ignore_errors=True)
 
 from hypothesis import HealthCheck, settings
 

@@ -41,3 +41,6 @@ def __getattr__(name: str) -> OpBuilder:
     if has_op(name):
         return OpBuilder(name)
     raise AttributeError(f"relay.op has no operator {name}")
+
+# the TVM lowering rules (no TVM import until something compiles)
+from relay.op import lowering as _lowering  # noqa: E402, F401

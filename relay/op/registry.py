@@ -345,3 +345,43 @@ def jvp_rule(*names: str) -> Callable[[JvpRule], JvpRule]:
         return rule
 
     return wrap
+
+
+# -- lowering rules ------------------------------------------------------------------------------
+#
+# A lowering rule is ``rule(call: LoweringCall) -> TE value``: it builds the operator's tensor
+# expression (``tvm.te``) from its arguments' (``call.args``: a ``te.Tensor`` per tensor
+# argument, a tuple of them per tuple argument) and returns a ``te.Tensor`` for a tensor
+# result or a tuple of them for a tuple result, of exactly ``call.out_type``'s shapes and
+# dtypes. Rules import ``tvm`` inside their body (``import relay`` never loads TVM), compute
+# what the operator's numpy reference computes (the interpreter's semantics), use topi's
+# compute definitions where they agree with it, and leave scheduling to the backend.
+
+
+@dataclass(frozen=True, slots=True)
+class LoweringCall:
+    """What a lowering rule gets: the call's attributes, its lowered arguments, their Relay
+    types and the result type (all static shapes), and the compilation options in force
+    (``fast_math``: approximate exp/tanh/sigmoid for float32; see docs/backend.md)."""
+
+    name: str
+    attrs: Attrs
+    args: tuple[Any, ...]
+    arg_types: tuple[Any, ...]
+    out_type: Any
+    fast_math: bool = True
+    span: Span | None = None
+
+
+LoweringRule = Callable[[LoweringCall], Any]
+
+
+def lowering_rule(*names: str) -> Callable[[LoweringRule], LoweringRule]:
+    """Register the decorated function as the TVM lowering rule of the operators ``names``."""
+
+    def wrap(rule: LoweringRule) -> LoweringRule:
+        for name in names:
+            get_op(name).lowering = rule
+        return rule
+
+    return wrap

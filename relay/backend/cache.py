@@ -1,0 +1,278 @@
+"""The kernel cache: compiled libraries kept in memory and on disk.
+
+A library is keyed by a SHA-256 digest of its primitive functions' text, the target and
+the relay and TVM versions (:func:`relay.backend.compiler.library_key`). Lookups try the
+process's memory first, then the disk; a miss compiles, and the result is stored in both.
+
+On disk (``$RELAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/relay/kernels``, else
+``~/.cache/relay/kernels``, created with mode 0700), an entry is two files:
+
+* ``<key>-<sha>.so``: the shared library, named by its own content digest;
+* ``<key>.json``: the entry's metadata: the library's file name, byte size and SHA-256,
+  and the kernels' symbols and argument types.
+
+Both are written to temporary files in the same directory and renamed into place
+(``os.replace`` is atomic), the library first, so a reader sees a whole entry or none, and
+two processes writing the same entry at once each leave a consistent one. A reader checks
+the library's size and digest against the metadata before loading it: a truncated or
+corrupted entry is removed and recompiled, never loaded. Each hit refreshes the entry's
+modification time; when the directory grows past ``RELAY_CACHE_MB`` megabytes the least
+recently used entries are removed. ``RELAY_CACHE=0`` turns the disk cache off; a directory
+that cannot be written is used read-only, with a message at ``RELAY_DEBUG=1``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import io
+import json
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from relay import flags
+from relay.backend.compiler import Kernel, KernelLibrary
+from relay.ir.types import TensorType
+
+FORMAT = 1
+"""The metadata format version; entries of another version are misses."""
+
+MEMORY_ENTRIES = 512
+"""Libraries kept loaded per process (least recently used go first)."""
+
+
+def default_directory() -> Path:
+    """Where the disk cache lives when ``RELAY_CACHE_DIR`` is not set."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "relay" / "kernels"
+
+
+def _type_json(t: TensorType) -> list[Any]:
+    return [list(t.shape), str(t.dtype)]
+
+
+def _type_from_json(j: list[Any]) -> TensorType:
+    return TensorType(tuple(int(d) for d in j[0]), str(j[1]))  # type: ignore[arg-type]
+
+
+def _array_json(a: np.ndarray[Any, Any]) -> str:
+    buf = io.BytesIO()
+    np.save(buf, a, allow_pickle=False)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _array_from_json(s: str) -> np.ndarray[Any, Any]:
+    out: np.ndarray[Any, Any] = np.load(io.BytesIO(base64.b64decode(s)), allow_pickle=False)
+    return out
+
+
+def library_metadata(lib: KernelLibrary) -> list[dict[str, Any]]:
+    """The kernels of ``lib`` as JSON-able records (for the cache and exported files)."""
+    return [
+        {
+            "name": k.name,
+            "inputs": [_type_json(t) for t in k.inputs],
+            "outputs": [_type_json(t) for t in k.outputs],
+            "constants": [_array_json(c) for c in k.constants],
+            "anchor": k.anchor,
+        }
+        for k in lib.kernels.values()
+    ]
+
+
+def kernels_from_metadata(records: list[dict[str, Any]]) -> dict[str, Kernel]:
+    """The inverse of :func:`library_metadata` (functions not yet bound)."""
+    return {
+        r["name"]: Kernel(
+            r["name"],
+            [_type_from_json(t) for t in r["inputs"]],
+            [_type_from_json(t) for t in r["outputs"]],
+            [_array_from_json(c) for c in r["constants"]],
+            r.get("anchor", ""),
+        )
+        for r in records
+    }
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _atomic_write(directory: Path, name: str, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, directory / name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class KernelCache:
+    """Memory and disk caches of compiled libraries (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.memory: OrderedDict[str, KernelLibrary] = OrderedDict()
+        self.lock = threading.Lock()
+        self.hits = 0
+        self.disk_hits = 0
+        self.misses = 0
+        self._warned: set[str] = set()
+
+    # -- settings ------------------------------------------------------------------------------
+
+    def directory(self, create: bool = False) -> Path | None:
+        """The disk cache directory in force (None when the disk cache is off)."""
+        f = flags.get()
+        if not f.cache:
+            return None
+        path = Path(f.cache_dir) if f.cache_dir else default_directory()
+        if create and not path.is_dir():
+            try:
+                path.mkdir(mode=0o700, parents=True, exist_ok=True)
+            except OSError as err:
+                self._warn(str(path), f"cannot create the kernel cache {path}: {err}")
+                return None
+        return path
+
+    def _warn(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            flags.debug_print(1, message)
+
+    # -- lookups -------------------------------------------------------------------------------
+
+    def lookup(self, key: str) -> KernelLibrary | None:
+        """The library stored under ``key``, from memory or disk, or None."""
+        with self.lock:
+            lib = self.memory.get(key)
+            if lib is not None:
+                self.memory.move_to_end(key)
+                self.hits += 1
+                return lib
+        lib = self._load(key)
+        if lib is None:
+            self.misses += 1
+            return None
+        self.disk_hits += 1
+        self._remember(lib)
+        return lib
+
+    def _load(self, key: str) -> KernelLibrary | None:
+        directory = self.directory()
+        if directory is None:
+            return None
+        meta_path = directory / f"{key}.json"
+        try:
+            meta = json.loads(meta_path.read_text())
+            if meta.get("format") != FORMAT or meta.get("key") != key:
+                return None
+            lib_path = directory / meta["library"]
+            data = lib_path.read_bytes()
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if len(data) != meta.get("size") or _digest(data) != meta.get("sha256"):
+            flags.debug_print(1, f"kernel cache entry {key[:12]} is corrupt; recompiling")
+            for p in (meta_path, lib_path):
+                with contextlib.suppress(OSError):
+                    p.unlink()
+            return None
+        try:
+            from relay.backend.runtime import tvm
+
+            module = tvm().runtime.load_module(str(lib_path))
+            kernels = kernels_from_metadata(meta["kernels"])
+        except Exception as err:
+            flags.debug_print(1, f"kernel cache entry {key[:12]} does not load ({err})")
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(meta_path)
+            os.utime(lib_path)
+        return KernelLibrary(kernels, module, key)
+
+    # -- stores --------------------------------------------------------------------------------
+
+    def store(self, lib: KernelLibrary) -> None:
+        """Keep ``lib`` in memory, and on disk when the disk cache is on and writable."""
+        self._remember(lib)
+        directory = self.directory(create=True)
+        if directory is None:
+            return
+        try:
+            self._write(directory, lib)
+        except OSError as err:
+            self._warn(str(directory), f"kernel cache {directory} is read-only here: {err}")
+            return
+        self.evict(directory)
+
+    def _remember(self, lib: KernelLibrary) -> None:
+        with self.lock:
+            self.memory[lib.key] = lib
+            self.memory.move_to_end(lib.key)
+            while len(self.memory) > MEMORY_ENTRIES:
+                self.memory.popitem(last=False)
+
+    def _write(self, directory: Path, lib: KernelLibrary) -> None:
+        with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
+            so = Path(tmp) / "lib.so"
+            export_library(lib.module, so)
+            data = so.read_bytes()
+        sha = _digest(data)
+        lib_name = f"{lib.key}-{sha[:16]}.so"
+        _atomic_write(directory, lib_name, data)
+        meta = {
+            "format": FORMAT,
+            "key": lib.key,
+            "library": lib_name,
+            "size": len(data),
+            "sha256": sha,
+            "kernels": library_metadata(lib),
+        }
+        _atomic_write(directory, f"{lib.key}.json", json.dumps(meta).encode())
+
+    def evict(self, directory: Path) -> None:
+        """Remove least recently used entries until the directory fits ``RELAY_CACHE_MB``."""
+        limit = flags.get().cache_mb * (1 << 20)
+        try:
+            files = [(p, p.stat()) for p in directory.iterdir() if p.suffix in (".so", ".json")]
+        except OSError:
+            return
+        total = sum(st.st_size for _, st in files)
+        if total <= limit:
+            return
+        for p, st in sorted(files, key=lambda f: f[1].st_mtime):
+            if total <= limit * 0.8:
+                break
+            with contextlib.suppress(OSError):
+                p.unlink()
+                total -= st.st_size
+
+    def clear_memory(self) -> None:
+        """Forget the libraries loaded in this process (the disk cache stays)."""
+        with self.lock:
+            self.memory.clear()
+
+
+def export_library(module: Any, path: Path) -> None:
+    """Write a compiled module as a shared library (TVM links it with the system compiler)."""
+    module.export_library(str(path))
+
+
+_cache = KernelCache()
+
+
+def kernel_cache() -> KernelCache:
+    """The process's kernel cache."""
+    return _cache

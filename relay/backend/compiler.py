@@ -1,0 +1,155 @@
+"""Compiling a program's primitive functions into one kernel library.
+
+All the primitive functions of a program are lowered (:mod:`relay.backend.lower`), scheduled
+for the target (:mod:`relay.backend.schedule`) and compiled together in one ``tvm.compile``
+call (one LLVM module: ten kernels compile in 0.4 s together against 0.6 s apart).
+Structurally equal primitive functions share one kernel. The library is looked up in the
+kernel cache (:mod:`relay.backend.cache`) first, by a digest of the functions' text, the
+target and the versions, so a second process running the same program compiles nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from relay import flags
+from relay.backend.target import Target
+from relay.errors import CompileError
+from relay.ir.expr import Function
+from relay.ir.types import TensorType
+
+
+@dataclass
+class Kernel:
+    """One compiled primitive function: its symbol, argument and result types (inputs are
+    the parameters flattened, then ``constants``), and, once loaded, the callable."""
+
+    name: str
+    inputs: list[TensorType]
+    outputs: list[TensorType]
+    constants: list[np.ndarray[Any, Any]] = field(default_factory=list)
+    anchor: str = ""
+    func: Any = None
+
+    def __call__(self, *args: np.ndarray[Any, Any]) -> list[np.ndarray[Any, Any]]:
+        """Run on ``args`` (any layout: copied when misaligned or strided) into fresh outputs.
+
+        The executors call ``func`` directly on planned buffers; this is for tests and tools.
+        """
+        from relay.backend.runtime import aligned_empty, as_kernel_array, numpy_dtype
+
+        if len(args) + len(self.constants) != len(self.inputs):
+            raise TypeError(f"kernel {self.name} takes {len(self.inputs)} inputs")
+        ins = [
+            as_kernel_array(np.asarray(a, dtype=numpy_dtype(str(t.dtype))))
+            for a, t in zip((*args, *self.constants), self.inputs, strict=True)
+        ]
+        outs = [aligned_empty(_shape(t), numpy_dtype(str(t.dtype))) for t in self.outputs]
+        self.func(*ins, *outs)
+        return outs
+
+
+def _shape(t: TensorType) -> tuple[int, ...]:
+    return tuple(int(d) for d in t.shape)  # type: ignore[call-overload]
+
+
+@dataclass
+class KernelLibrary:
+    """Compiled kernels sharing one TVM runtime module."""
+
+    kernels: dict[str, Kernel]
+    module: Any
+    key: str = ""
+
+    def __getitem__(self, name: str) -> Kernel:
+        return self.kernels[name]
+
+    def bind(self) -> None:
+        """Look every kernel's function up once (each lookup costs ~13 us)."""
+        for k in self.kernels.values():
+            if k.func is None:
+                k.func = self.module[k.name]
+
+
+def kernel_name(func: Function, ops: Sequence[str], index: int) -> str:
+    """A readable, unique symbol: ``fused_<ops>_<index>`` (TVM's naming)."""
+    parts = [re.sub(r"[^A-Za-z0-9]", "_", op.split(".")[-1]) for op in ops]
+    stem = "_".join(parts)[:48] or "copy"
+    return f"fused_{stem}_{index}"
+
+
+def library_key(texts: Sequence[str], target: Target) -> str:
+    """The cache key of a library: its functions' text, the target and the versions."""
+    import relay
+    from relay.backend.runtime import tvm
+
+    h = hashlib.sha256()
+    h.update(f"relay {getattr(relay, '__version__', '0')} tvm {tvm().__version__}\n".encode())
+    h.update(f"target {target.key}\n".encode())
+    for t in texts:
+        h.update(t.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def function_text(func: Function) -> str:
+    """The canonical text of a primitive function (the cache key's input)."""
+    from relay.ir.printer import astext
+
+    return astext(func, show_types=True)
+
+
+def compile_functions(funcs: Sequence[Function], target: Target) -> tuple[KernelLibrary, list[str]]:
+    """Compile ``funcs`` (type-checked primitive functions) into one library; the second
+    result names the kernel of each function, in order (equal functions share one)."""
+    from relay.backend.cache import kernel_cache
+
+    texts: list[str] = []
+    unique: dict[str, int] = {}
+    names: list[str] = []
+    order: list[Function] = []
+    for f in funcs:
+        text = function_text(f)
+        if text not in unique:
+            unique[text] = len(order)
+            order.append(f)
+            texts.append(text)
+        names.append(str(unique[text]))
+    key = library_key(texts, target)
+    cache = kernel_cache()
+    lib = cache.lookup(key)
+    if lib is None:
+        lib = _build(order, target, key)
+        cache.store(lib)
+    lib.bind()
+    symbols = list(lib.kernels)
+    return lib, [symbols[int(n)] for n in names]
+
+
+def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary:
+    from relay.backend.lower import lower_primitive
+    from relay.backend.runtime import tvm
+    from relay.backend.schedule import schedule_cpu
+
+    tvm_ = tvm()
+    kernels: dict[str, Kernel] = {}
+    prims: dict[str, Any] = {}
+    for i, f in enumerate(funcs):
+        lowered = lower_primitive(f, fast_math=target.fast_math)
+        name = kernel_name(f, lowered.op_names, i)
+        prims[name] = schedule_cpu(lowered).with_attr("global_symbol", name)
+        kernels[name] = Kernel(
+            name, lowered.inputs, lowered.outputs, lowered.constants, lowered.anchor
+        )
+    flags.debug_print(2, f"compiling {len(prims)} kernels for {target}")
+    try:
+        ex = tvm_.compile(tvm_.IRModule(prims), target=target.tvm_target())
+    except Exception as err:  # TVM's own failure: report it as ours, with the kernels' names
+        raise CompileError(f"TVM failed to compile {', '.join(prims)}: {err}") from err
+    return KernelLibrary(kernels, ex, key)

@@ -1,0 +1,210 @@
+"""Lowering a primitive function to one TVM PrimFunc.
+
+FuseOps leaves each group of fused operators as a ``Primitive=1`` function whose body is
+dataflow: operator calls, tuples, projections, scalar constants. This module turns one such
+function into a tensor-expression graph and then a PrimFunc (TVM's TE → TensorIR path,
+``te.create_prim_func``), the way TVM's ``TECompiler`` (``src/relay/backend/te_compiler.cc``)
+lowered Relay's primitive functions:
+
+* each parameter becomes a ``te.placeholder`` (a tuple-typed parameter one per field,
+  flattened in order);
+* the body is walked in post-order; each operator call is lowered by its registry rule
+  (:class:`relay.op.registry.LoweringCall`), tuples and projections are followed through;
+  a rank-0 constant becomes an inline compute, a larger constant an extra kernel input;
+* the result's tensors (flattened) are the PrimFunc's outputs; an output that is a
+  parameter or another output gets a copy stage, so every output buffer is written.
+
+The *anchor* is the call with the highest fusion pattern (TVM's ``OpPatternKind``: an
+``OUT_ELEMWISE_FUSABLE`` matmul or convolution over a reduction over injective ops); the
+CPU schedules (:mod:`relay.backend.schedule`) are chosen by it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from relay.errors import CompileError
+from relay.ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
+from relay.ir.types import TensorType, TupleType, Type
+from relay.op.registry import LoweringCall, OpPattern, get_op
+
+
+def flatten_type(ty: Type) -> list[TensorType]:
+    """The tensors of a (possibly nested tuple) type, in order."""
+    if isinstance(ty, TensorType):
+        return [ty]
+    if isinstance(ty, TupleType):
+        return [t for f in ty.fields for t in flatten_type(f)]
+    raise CompileError(f"a compiled kernel cannot take or return a value of type {ty}")
+
+
+def static_shape(ty: TensorType) -> tuple[int, ...]:
+    """``ty``'s shape as ints; a symbolic or unknown dimension is a CompileError."""
+    out = []
+    for d in ty.shape:
+        if not isinstance(d, int):
+            raise CompileError(
+                f"compiled kernels need static shapes; {ty} has a dimension known only at run "
+                "time (programs with dynamic shapes run on the interpreter until the VM exists)"
+            )
+        out.append(d)
+    return tuple(out)
+
+
+@dataclass
+class LoweredFunc:
+    """A primitive function as a PrimFunc, before scheduling.
+
+    ``inputs`` are the kernel's input tensor types (the parameters flattened, then the
+    hoisted ``constants``), ``outputs`` its output types; the PrimFunc's buffers are the
+    inputs then the outputs. ``anchor`` is the anchor operator's name, ``anchor_pattern``
+    its pattern and ``anchor_ops`` the TE stage names of its results."""
+
+    prim_func: Any
+    inputs: list[TensorType]
+    outputs: list[TensorType]
+    constants: list[np.ndarray[Any, Any]] = field(default_factory=list)
+    anchor: str = ""
+    anchor_pattern: OpPattern = OpPattern.ELEMWISE
+    anchor_ops: list[str] = field(default_factory=list)
+    op_names: list[str] = field(default_factory=list)
+
+
+def _type_of(e: Expr) -> Type:
+    ty = e._checked_type
+    if ty is None:
+        raise CompileError("a primitive function must be type-checked before lowering", e.span)
+    return ty
+
+
+def _flatten_value(v: Any) -> list[Any]:
+    if isinstance(v, tuple):
+        return [t for f in v for t in _flatten_value(f)]
+    return [v]
+
+
+def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
+    """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc)."""
+    from relay.backend.runtime import tvm
+
+    te = tvm().te
+    inputs: list[TensorType] = []
+    placeholders: list[Any] = []
+    env: dict[int, Any] = {}
+    for p in func.params:
+        ty = p.type_annotation or _type_of(p)
+        parts = []
+        for t in flatten_type(ty):
+            ph = te.placeholder(static_shape(t), str(t.dtype), name=f"p{len(placeholders)}")
+            placeholders.append(ph)
+            inputs.append(t)
+            parts.append(ph)
+        env[id(p)] = _rebuild(ty, iter(parts))
+
+    constants: list[np.ndarray[Any, Any]] = []
+    const_phs: list[Any] = []
+    best: tuple[int, str, list[str]] = (-1, "", [])
+    op_names: list[str] = []
+
+    # iterative post-order over the dataflow body
+    stack: list[tuple[Expr, bool]] = [(func.body, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in env:
+            continue
+        if isinstance(node, Call):
+            if not ready:
+                stack.append((node, True))
+                stack.extend((a, False) for a in reversed(node.args))
+                continue
+            if not isinstance(node.op, Op):
+                raise CompileError(
+                    "a primitive function may only call operators", node.span
+                )
+            opdef = get_op(node.op.name)
+            rule = opdef.rule("lowering", node.span)
+            call = LoweringCall(
+                name=opdef.name,
+                attrs=node.attrs,
+                args=tuple(env[id(a)] for a in node.args),
+                arg_types=tuple(_type_of(a) for a in node.args),
+                out_type=_type_of(node),
+                fast_math=fast_math,
+                span=node.span,
+            )
+            try:
+                value = rule(call)
+            except CompileError:
+                raise
+            except Exception as err:  # a rule's failure names the operator and the call
+                raise CompileError(f"cannot lower {opdef.name}: {err}", node.span) from err
+            env[id(node)] = value
+            op_names.append(opdef.name)
+            rank = int(opdef.pattern) if opdef.pattern != OpPattern.TUPLE else 0
+            if rank >= best[0]:
+                best = (rank, opdef.name, [t.op.name for t in _flatten_value(value)])
+        elif isinstance(node, Tuple):
+            if not ready:
+                stack.append((node, True))
+                stack.extend((f, False) for f in reversed(node.fields))
+                continue
+            env[id(node)] = tuple(env[id(f)] for f in node.fields)
+        elif isinstance(node, TupleGetItem):
+            if not ready:
+                stack.append((node, True))
+                stack.append((node.tuple_value, False))
+                continue
+            env[id(node)] = env[id(node.tuple_value)][node.index]
+        elif isinstance(node, Constant):
+            ty = _type_of(node)
+            assert isinstance(ty, TensorType)
+            data = np.asarray(node.data)
+            if data.ndim == 0:
+                value = data.item()
+                env[id(node)] = te.compute(
+                    (), lambda v=value, d=str(ty.dtype): tvm().tirx.const(v, d), name="const"
+                )
+            else:
+                ph = te.placeholder(data.shape, str(ty.dtype), name=f"c{len(const_phs)}")
+                const_phs.append(ph)
+                constants.append(data)
+                env[id(node)] = ph
+        elif isinstance(node, Var):
+            raise CompileError(f"free variable %{node.name_hint} in a primitive function")
+        else:
+            raise CompileError(
+                f"a primitive function cannot contain {type(node).__name__}", node.span
+            )
+
+    result = _flatten_value(env[id(func.body)])
+    outputs = flatten_type(_type_of(func.body))
+    seen: set[int] = set()
+    out_tensors = []
+    for i, t in enumerate(result):
+        if isinstance(t.op, te.PlaceholderOp) or id(t) in seen:
+            t = te.compute(t.shape, lambda *i, t=t: t(*i), name=f"copy{i}")
+        seen.add(id(t))
+        out_tensors.append(t)
+    prim = te.create_prim_func([*placeholders, *const_phs, *out_tensors])
+    inputs.extend(
+        TensorType(tuple(c.shape), str(c.dtype)) for c in constants  # type: ignore[arg-type]
+    )
+    return LoweredFunc(
+        prim_func=prim,
+        inputs=inputs,
+        outputs=outputs,
+        constants=constants,
+        anchor=best[1],
+        anchor_pattern=OpPattern(best[0]) if best[0] >= 0 else OpPattern.ELEMWISE,
+        anchor_ops=best[2],
+        op_names=op_names,
+    )
+
+
+def _rebuild(ty: Type, parts: Any) -> Any:
+    if isinstance(ty, TupleType):
+        return tuple(_rebuild(f, parts) for f in ty.fields)
+    return next(parts)

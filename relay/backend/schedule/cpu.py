@@ -1,0 +1,172 @@
+"""CPU schedules for lowered primitive functions, chosen by the group's anchor operator.
+
+A lowered group is a TensorIR function with one block per TE stage. The schedules here are
+written with ``tvm.s_tir.Schedule`` primitives, after TVM's own x86 strategies
+(``python/tvm/topi/x86``) and the measurements in ``shared/notes/tvm-0.27.md``:
+
+* **injective** (elementwise, broadcast, layout): every producer is inlined into the output
+  block; its loops are fused, split by 16 for an AVX-512 vector of float32 (vectorized) and
+  the outer loop runs in parallel when there is enough work;
+* **reduction**: producers inlined into the reduction block, consumers inlined after it;
+  the spatial loops run in parallel, and when the reduced axes are outer to a contiguous
+  spatial axis the loops are reordered so that the inner spatial axis is vectorized;
+* **matmul** (``nn.dense``, ``nn.matmul``, ``nn.batch_matmul``): see
+  :mod:`relay.backend.schedule.matmul`;
+* anything else gets the generic schedule: the injective and reduction rules applied block
+  by block.
+
+A schedule that fails to apply (a primitive refusing an unusual block structure) falls back
+to the generic one, and that to the unscheduled function: a kernel is always produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from relay import flags
+from relay.backend.lower import LoweredFunc
+
+VECTOR = 16
+"""Lanes of the innermost vectorized loop (16 float32 = one AVX-512 register)."""
+
+PARALLEL_MIN = 1 << 14
+"""Fewer output elements than this run on one thread (a parallel launch costs microseconds)."""
+
+
+def _tirx() -> Any:
+    from relay.backend.runtime import tvm
+
+    return tvm().tirx
+
+
+def is_reduction(sch: Any, block: Any) -> bool:
+    """Whether ``block`` has a reduction iterator."""
+    iter_var = _tirx().IterVar
+    return any(iv.iter_type == iter_var.CommReduce for iv in sch.get(block).iter_vars)
+
+
+def extent(sch: Any, loop: Any) -> int:
+    """The constant extent of ``loop``."""
+    return int(sch.get(loop).extent)
+
+
+def inline_producers(sch: Any, keep: Callable[[Any], bool] = lambda b: False) -> None:
+    """Inline every non-reduction block that is not an output into its consumers, last
+    first, except those ``keep`` holds on to; blocks that refuse stay."""
+    root = sch.get_sblock("root")
+    outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
+    for block in reversed(sch.get_child_blocks(root)):
+        name = sch.get(block).name_hint
+        if name in outputs or is_reduction(sch, block) or keep(block):
+            continue
+        try:
+            sch.compute_inline(block)
+        except Exception:  # e.g. a producer that feeds a reduction's init  # noqa: S110
+            pass
+
+
+def inline_consumers(sch: Any, block: Any) -> None:
+    """Inline the elementwise consumers after ``block`` into it, as far as possible."""
+    while True:
+        consumers = sch.get_consumers(block)
+        if len(consumers) != 1:
+            return
+        try:
+            sch.reverse_compute_inline(consumers[0])
+        except Exception:
+            return
+
+
+def schedule_injective(sch: Any, block: Any) -> None:
+    """Fuse ``block``'s loops, vectorize an inner 16 and parallelise the rest."""
+    loops = sch.get_loops(block)
+    if not loops:
+        return
+    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    n = extent(sch, fused)
+    if n >= 2 * VECTOR:
+        outer, inner = sch.split(fused, [None, VECTOR])
+        sch.vectorize(inner)
+        if n >= PARALLEL_MIN:
+            sch.parallel(outer)
+    elif n >= PARALLEL_MIN:
+        sch.parallel(fused)
+
+
+def schedule_reduction(sch: Any, block: Any) -> None:
+    """Parallel spatial loops outside; the innermost spatial loop vectorized when it is
+    inside the reduction (reductions over outer axes)."""
+    iter_var = _tirx().IterVar
+    loops = sch.get_loops(block)
+    kinds = [iv.iter_type for iv in sch.get(block).iter_vars]
+    if len(kinds) != len(loops):
+        return
+    spatial = [lp for lp, k in zip(loops, kinds, strict=True) if k == iter_var.DataPar]
+    reduce = [lp for lp, k in zip(loops, kinds, strict=True) if k != iter_var.DataPar]
+    if not spatial:
+        return
+    total = 1
+    for lp in spatial:
+        total *= extent(sch, lp)
+    # reductions over an outer axis of a row-major input: keep the last spatial loop inside
+    # the reduction, so each reduction step reads contiguous memory and vectorizes
+    block_reads = sch.get(block).reads
+    inner_contiguous = False
+    if block_reads and len(spatial) >= 1 and reduce:
+        last_spatial = sch.get(block).iter_vars[len(kinds) - 1 - kinds[::-1].index(0)]
+        region = block_reads[0].region
+        inner_contiguous = len(region) > 0 and region[-1].min.same_as(last_spatial.var)
+    outer_spatial = spatial
+    if inner_contiguous and extent(sch, spatial[-1]) >= VECTOR:
+        outer_spatial = spatial[:-1]
+        sch.reorder(*outer_spatial, *reduce, spatial[-1])
+    if outer_spatial:
+        fused = sch.fuse(*outer_spatial) if len(outer_spatial) > 1 else outer_spatial[0]
+        if total >= 64 and extent(sch, fused) > 1:
+            sch.parallel(fused)
+
+
+def schedule_generic(sch: Any, lowered: LoweredFunc) -> None:
+    """Producers inlined; each remaining block scheduled as injective or reduction."""
+    inline_producers(sch)
+    root = sch.get_sblock("root")
+    for block in sch.get_child_blocks(root):
+        if is_reduction(sch, block):
+            inline_consumers(sch, block)
+    for block in sch.get_child_blocks(root):
+        if is_reduction(sch, block):
+            schedule_reduction(sch, block)
+        else:
+            schedule_injective(sch, block)
+
+
+Rule = Callable[[Any, LoweredFunc], None]
+
+
+def _rules() -> dict[str, Rule]:
+    from relay.backend.schedule.matmul import schedule_matmul_group
+
+    return {
+        "nn.dense": schedule_matmul_group,
+        "nn.matmul": schedule_matmul_group,
+        "nn.batch_matmul": schedule_matmul_group,
+    }
+
+
+def schedule_cpu(lowered: LoweredFunc) -> Any:
+    """The scheduled PrimFunc of ``lowered`` (see the module docstring)."""
+    from relay.backend.runtime import tvm
+
+    s_tir = tvm().s_tir
+    rule = _rules().get(lowered.anchor, schedule_generic)
+    for attempt in (rule, schedule_generic) if rule is not schedule_generic else (rule,):
+        sch = s_tir.Schedule(lowered.prim_func)
+        try:
+            attempt(sch, lowered)
+            return sch.mod["main"]
+        except Exception as err:
+            flags.debug_print(
+                1, f"schedule {attempt.__name__} failed on {lowered.anchor or 'a group'}: {err}"
+            )
+    return lowered.prim_func

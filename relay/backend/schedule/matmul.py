@@ -1,0 +1,158 @@
+"""CPU schedule for matrix products (``nn.dense``, ``nn.matmul``, ``nn.batch_matmul``) with
+their fused elementwise epilogue.
+
+The schedule is the classic register-blocked GEMM of BLIS (Van Zee and van de Geijn, *BLIS:
+A Framework for Rapidly Instantiating BLAS Functionality*, TOMS 2015) in TensorIR
+primitives, as measured in ``shared/notes/tvm-0.27.md`` (it reached OpenBLAS speed on
+1024^3 float32):
+
+* ``C[i, j] += A[i, k] * B[j, k]`` (or ``B[k, j]``) is tiled ``i`` by ``MI`` rows and ``j``
+  by ``NJ`` = 32 columns (two AVX-512 registers), ``k`` by ``KC`` = 512, in the loop order
+  ``j0, i0, k0, k1, i1, j1``: the ``MI x NJ`` block of C stays in registers (a ``local``
+  cache written back once per tile), ``i1`` is unrolled and ``j1`` vectorized;
+* B is packed into ``(j // NJ, k, j % NJ)`` so the inner loop reads it contiguously;
+* the ``(j0, i0)`` tiles run in parallel;
+* the epilogue (bias, activation, residual) is inlined into the write-back of each tile, so
+  the product is never stored before it is finished;
+* with few rows (``M < MI``: matrix-vector products, batch-1 inference) packing B would cost
+  as much as the product, so instead ``k`` is split by 16 and factored out (``rfactor``):
+  each output is 16 vector partial sums over contiguous rows of A and B, added at the end.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from relay.backend.lower import LoweredFunc
+from relay.backend.schedule.cpu import (
+    VECTOR,
+    extent,
+    inline_producers,
+    schedule_injective,
+)
+
+MI = 8
+NJ = 32
+KC = 512
+
+
+def _anchor_block(sch: Any, lowered: LoweredFunc) -> Any:
+    name = lowered.anchor_ops[0]
+    return sch.get_sblock(name)
+
+
+def _tile(n: int, want: int) -> int:
+    """``want`` when it divides ``n``, else the largest divisor of ``n`` not above it that
+    is at least half of it, else ``want`` (the loop gets a tail)."""
+    if n % want == 0:
+        return want
+    for t in range(want, want // 2 - 1, -1):
+        if n % t == 0:
+            return t
+    return want
+
+
+def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
+    """Schedule a group anchored on a matrix product (see the module docstring)."""
+    from relay.backend.schedule.cpu import is_reduction
+
+    block = _anchor_block(sch, lowered)
+    inline_producers(sch, keep=lambda b: sch.get(b).same_as(sch.get(block)))
+    block = _anchor_block(sch, lowered)
+    stmt = sch.get(block)
+    ivars = stmt.iter_vars
+    loops = sch.get_loops(block)
+    if len(loops) != len(ivars) or len(loops) < 3:
+        raise ValueError("unexpected matmul block structure")
+    *batch, i, j, k = loops
+    vi, vj, vk = ivars[-3].var, ivars[-2].var, ivars[-1].var
+    m, n, kk = extent(sch, i), extent(sch, j), extent(sch, k)
+    b_read = stmt.reads[1]
+    b_index = [r.min for r in b_read.region]
+    j_pos = next(p for p, e in enumerate(b_index) if e.same_as(vj))
+    k_pos = next(p for p, e in enumerate(b_index) if e.same_as(vk))
+
+    if m < MI:
+        _schedule_gemv(sch, block, batch, i, j, k, kk)
+        _schedule_rest(sch, block)
+        return
+
+    mi = _tile(m, MI)
+    nj = _tile(n, NJ)
+    kc = min(KC, kk)
+    i0, i1 = sch.split(i, [None, mi])
+    j0, j1 = sch.split(j, [None, nj])
+    k0, k1 = sch.split(k, [None, kc])
+    sch.reorder(*batch, j0, i0, k0, k1, i1, j1)
+    local = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(local, i0)
+    # the epilogue goes into the write-back of each tile
+    while True:
+        consumers = sch.get_consumers(local)
+        if len(consumers) != 1 or is_reduction(sch, consumers[0]):
+            break
+        try:
+            sch.reverse_compute_inline(consumers[0])
+        except Exception:
+            break
+    packed = sch.cache_read(block, 1, "global")
+    nb = len(b_index)
+
+    def pack(*idx: Any) -> list[Any]:
+        lead = [idx[p] for p in range(nb) if p not in (j_pos, k_pos)]
+        jj, kx = idx[j_pos], idx[k_pos]
+        return [*lead, jj // nj, kx, jj % nj]
+
+    sch.transform_layout(packed, ("write", 0), pack)
+    # the packing copy: parallel over its outer loop, inner contiguous run vectorized
+    ploops = sch.get_loops(packed)
+    if len(ploops) >= 2:
+        sch.parallel(ploops[0])
+    sch.unroll(i1)
+    sch.vectorize(j1)
+    outer = sch.fuse(*batch, j0, i0) if batch else sch.fuse(j0, i0)
+    sch.parallel(outer)
+    wloops = sch.get_loops(local)
+    if len(wloops) >= 2:
+        inner = wloops[-1]
+        if extent(sch, inner) % VECTOR == 0 or extent(sch, inner) == nj:
+            sch.vectorize(inner)
+    sch.decompose_reduction(block, k0)
+    _schedule_rest(sch, block)
+
+
+def _schedule_gemv(
+    sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int
+) -> None:
+    """Few rows: partial sums over 16 consecutive k, vectorized, then added up."""
+    if kk >= 2 * VECTOR and kk % VECTOR == 0:
+        k0, k1 = sch.split(k, [None, VECTOR])
+        rf = sch.rfactor(k1, 0)
+        # rf block loops: batch, i, j, k0, k1 -> keep k1 innermost and vectorize it
+        rloops = sch.get_loops(rf)
+        sch.vectorize(rloops[-1])
+        spatial = rloops[: len(batch) + 2]
+        outer = sch.fuse(*spatial)
+        if extent(sch, outer) >= 64:
+            sch.parallel(outer)
+        return
+    outer = sch.fuse(*batch, i, j)
+    if extent(sch, outer) >= 64:
+        sch.parallel(outer)
+
+
+def _schedule_rest(sch: Any, anchor: Any) -> None:
+    """Blocks other than the product and its tiles: injective schedules."""
+    from relay.backend.schedule.cpu import is_reduction
+
+    root = sch.get_sblock("root")
+    for b in sch.get_child_blocks(root):
+        name = sch.get(b).name_hint
+        if sch.get(b).same_as(sch.get(anchor)) or is_reduction(sch, b):
+            continue
+        if name.endswith(("_local", "_global")) or "rf" in name:
+            continue
+        try:
+            schedule_injective(sch, b)
+        except Exception:  # a block already placed inside the product's loops  # noqa: S110
+            pass

@@ -1,0 +1,108 @@
+"""Compilation targets: which machine the kernels are generated for.
+
+``Target("llvm")`` is the CPU this process runs on. LLVM's generic x86-64 code uses SSE2
+only, and asking for ``mcpu=native`` in TVM's wheel logs an error and falls back to the
+generic model, so the CPU model name is chosen here from the processor's feature flags
+(``/proc/cpuinfo``): the newest model whose instruction sets the processor has. The name
+is part of every kernel cache key, so kernels built for another machine are never loaded.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from relay.errors import CompileError
+
+# (LLVM CPU name, vendor or "" for any, flags it needs), most capable first
+_X86_MODELS: tuple[tuple[str, str, frozenset[str]], ...] = (
+    ("sapphirerapids", "GenuineIntel", frozenset({"avx512f", "avx512_bf16", "amx_tile"})),
+    ("znver5", "AuthenticAMD", frozenset({"avx512f", "avx512_vp2intersect", "avx_vnni"})),
+    ("znver4", "AuthenticAMD", frozenset({"avx512f", "avx512_bf16"})),
+    ("icelake-server", "GenuineIntel", frozenset({"avx512f", "avx512_vnni", "avx512vbmi"})),
+    ("cascadelake", "GenuineIntel", frozenset({"avx512f", "avx512_vnni"})),
+    ("skylake-avx512", "", frozenset({"avx512f", "avx512bw", "avx512vl"})),
+    ("znver3", "AuthenticAMD", frozenset({"avx2", "fma", "vaes"})),
+    ("znver2", "AuthenticAMD", frozenset({"avx2", "fma"})),
+    ("haswell", "", frozenset({"avx2", "fma", "bmi2"})),
+    ("sandybridge", "", frozenset({"avx"})),
+    ("nehalem", "", frozenset({"sse4_2"})),
+)
+
+
+def cpu_model(vendor: str, flags: frozenset[str]) -> str:
+    """The LLVM CPU name for an x86 processor with ``flags`` (from ``/proc/cpuinfo``)."""
+    for name, need_vendor, needed in _X86_MODELS:
+        if (not need_vendor or need_vendor == vendor) and needed <= flags:
+            return name
+    return "x86-64"
+
+
+@cache
+def host_cpu() -> str:
+    """The LLVM CPU name of the processor this process runs on."""
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return "neoverse-n1"
+    vendor, flags = "", frozenset[str]()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "vendor_id" and not vendor:
+                    vendor = value.strip()
+                elif key == "flags":
+                    flags = frozenset(value.split())
+                    break
+    except OSError:  # pragma: no cover - no /proc
+        return "x86-64-v2"
+    return cpu_model(vendor, flags)
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where compiled code runs: ``Target("llvm")`` (this CPU, model from its features) or
+    ``Target("llvm", mcpu="skylake-avx512")``; ``fast_math`` (default: the ``RELAY_FAST_MATH`` flag, on) lets exp, tanh and
+    sigmoid of float32 use polynomial approximations (relative error below 1e-6, see
+    docs/backend.md)."""
+
+    kind: str = "llvm"
+    mcpu: str = ""
+    fast_math: bool = None  # type: ignore[assignment]  # None: RELAY_FAST_MATH decides
+    _tvm: list[Any] = field(default_factory=list, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind != "llvm":
+            raise CompileError(f"unknown target {self.kind!r} (known: 'llvm')")
+        if not self.mcpu:
+            object.__setattr__(self, "mcpu", host_cpu())
+        if self.fast_math is None:
+            from relay import flags
+
+            object.__setattr__(self, "fast_math", flags.get().fast_math)
+
+    @staticmethod
+    def of(target: str | Target | None) -> Target:
+        """``target`` as a Target (``None`` and ``"llvm"`` mean this CPU)."""
+        if isinstance(target, Target):
+            return target
+        return Target(target or "llvm")
+
+    def tvm_target(self) -> Any:
+        """The ``tvm.target.Target`` (built once)."""
+        if not self._tvm:
+            from relay.backend.runtime import tvm
+
+            self._tvm.append(tvm().target.Target({"kind": "llvm", "mcpu": self.mcpu}))
+        return self._tvm[0]
+
+    @property
+    def key(self) -> str:
+        """What distinguishes this target's kernels in the cache."""
+        return f"{self.kind} -mcpu={self.mcpu}" + (" fast-math" if self.fast_math else "")
+
+    def __str__(self) -> str:
+        return self.key
