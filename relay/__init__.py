@@ -93,6 +93,18 @@ def infer_type(obj: Module | Expr, mod: Module | None = None) -> _Any:
     return _infer_type(obj, mod)
 
 
+def build(
+    program: _Any, target: _Any = "llvm", opt_level: int = 3, entry: str = "main"
+) -> _Any:
+    """Compile ``program`` (a Module's ``entry`` function, a ``@relay`` function or a closed
+    Function) for ``target`` (``"llvm"`` or a :class:`Target`): an :class:`Executable`,
+    callable on numpy arrays, that can be saved (``.save(path)``) and loaded
+    (``relay.Executable.load(path)``) in another process without compiling again."""
+    from relay.backend.build import build as _build
+
+    return _build(program, target, opt_level, entry)
+
+
 def prelude() -> Module:
     """A fresh module holding the standard prelude (List, Option, Tree and their functions)."""
     from relay.std import prelude as _prelude
@@ -151,6 +163,10 @@ def __getattr__(name: str) -> _Any:
         return getattr(importlib.import_module("relay.frontend"), name)
     if name == "nn":
         return importlib.import_module("relay.op.nn")
+    if name == "Target":
+        return importlib.import_module("relay.backend.target").Target
+    if name == "Executable":
+        return importlib.import_module("relay.backend.build").Executable
     raise AttributeError(f"module 'relay' has no attribute {name!r}")
 
 
@@ -177,6 +193,7 @@ __all__ = [
     "Tensor",
     "TypeCheckError",
     "assert_structural_equal",
+    "build",
     "astext",
     "const",
     "flags",

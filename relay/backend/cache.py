@@ -59,7 +59,7 @@ def _type_json(t: TensorType) -> list[Any]:
 
 
 def _type_from_json(j: list[Any]) -> TensorType:
-    return TensorType(tuple(int(d) for d in j[0]), str(j[1]))  # type: ignore[arg-type]
+    return TensorType(tuple(int(d) for d in j[0]), str(j[1]))
 
 
 def _array_json(a: np.ndarray[Any, Any]) -> str:
@@ -200,7 +200,7 @@ class KernelCache:
         with contextlib.suppress(OSError):
             os.utime(meta_path)
             os.utime(lib_path)
-        return KernelLibrary(kernels, module, key)
+        return KernelLibrary(kernels, module, key, data)
 
     # -- stores --------------------------------------------------------------------------------
 
@@ -227,7 +227,7 @@ class KernelCache:
     def _write(self, directory: Path, lib: KernelLibrary) -> None:
         with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as tmp:
             so = Path(tmp) / "lib.so"
-            export_library(lib.module, so)
+            lib.export(so)
             data = so.read_bytes()
         sha = _digest(data)
         lib_name = f"{lib.key}-{sha[:16]}.so"
@@ -244,7 +244,11 @@ class KernelCache:
 
     def evict(self, directory: Path) -> None:
         """Remove least recently used entries until the directory fits ``RELAY_CACHE_MB``."""
-        limit = flags.get().cache_mb * (1 << 20)
+        self.evict_to(directory, flags.get().cache_mb * (1 << 20))
+
+    def evict_to(self, directory: Path, limit: int) -> None:
+        """Remove least recently used files until ``directory`` holds at most ``limit``
+        bytes (down to 80% of it, so that eviction is not run on every store)."""
         try:
             files = [(p, p.stat()) for p in directory.iterdir() if p.suffix in (".so", ".json")]
         except OSError:
@@ -263,11 +267,6 @@ class KernelCache:
         """Forget the libraries loaded in this process (the disk cache stays)."""
         with self.lock:
             self.memory.clear()
-
-
-def export_library(module: Any, path: Path) -> None:
-    """Write a compiled module as a shared library (TVM links it with the system compiler)."""
-    module.export_library(str(path))
 
 
 _cache = KernelCache()

@@ -10,10 +10,12 @@ target and the versions, so a second process running the same program compiles n
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,7 +58,7 @@ class Kernel:
 
 
 def _shape(t: TensorType) -> tuple[int, ...]:
-    return tuple(int(d) for d in t.shape)  # type: ignore[call-overload]
+    return tuple(d if isinstance(d, int) else -1 for d in t.shape)
 
 
 @dataclass
@@ -66,6 +68,17 @@ class KernelLibrary:
     kernels: dict[str, Kernel]
     module: Any
     key: str = ""
+    shared_object: bytes | None = None
+    """The library as a shared object, once it has been exported or loaded from one."""
+
+    def export(self, path: Path) -> None:
+        """Write the library as a shared object (linked by TVM with the system compiler the
+        first time, then kept)."""
+        if self.shared_object is None:
+            self.module.export_library(str(path))
+            self.shared_object = path.read_bytes()
+        else:
+            path.write_bytes(self.shared_object)
 
     def __getitem__(self, name: str) -> Kernel:
         return self.kernels[name]
@@ -84,13 +97,38 @@ def kernel_name(func: Function, ops: Sequence[str], index: int) -> str:
     return f"fused_{stem}_{index}"
 
 
-def library_key(texts: Sequence[str], target: Target) -> str:
-    """The cache key of a library: its functions' text, the target and the versions."""
-    import relay
+@functools.cache
+def code_version() -> str:
+    """A digest of the code that decides what a kernel is: the lowering rules, the lowering
+    and the schedules (so that a changed rule never meets a kernel compiled before it), with
+    the relay and TVM versions."""
+    from importlib import metadata
+
     from relay.backend.runtime import tvm
 
     h = hashlib.sha256()
-    h.update(f"relay {getattr(relay, '__version__', '0')} tvm {tvm().__version__}\n".encode())
+    try:
+        h.update(metadata.version("relay-ir").encode())
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        pass
+    h.update(str(tvm().__version__).encode())
+    root = Path(__file__).resolve().parent.parent
+    sources = [
+        *sorted((root / "op" / "lowering").glob("*.py")),
+        *sorted((root / "backend" / "schedule").glob("*.py")),
+        root / "backend" / "lower.py",
+        root / "backend" / "compiler.py",
+    ]
+    for path in sources:
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def library_key(texts: Sequence[str], target: Target) -> str:
+    """The cache key of a library: its functions' text, the target and the code version."""
+    h = hashlib.sha256()
+    h.update(f"code {code_version()}\n".encode())
     h.update(f"target {target.key}\n".encode())
     for t in texts:
         h.update(t.encode())
@@ -141,7 +179,7 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
     kernels: dict[str, Kernel] = {}
     prims: dict[str, Any] = {}
     for i, f in enumerate(funcs):
-        lowered = lower_primitive(f, fast_math=target.fast_math)
+        lowered = lower_primitive(f, fast_math=bool(target.fast_math))
         name = kernel_name(f, lowered.op_names, i)
         prims[name] = schedule_cpu(lowered).with_attr("global_symbol", name)
         kernels[name] = Kernel(

@@ -121,9 +121,7 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
                 stack.extend((a, False) for a in reversed(node.args))
                 continue
             if not isinstance(node.op, Op):
-                raise CompileError(
-                    "a primitive function may only call operators", node.span
-                )
+                raise CompileError("a primitive function may only call operators", node.span)
             opdef = get_op(node.op.name)
             rule = opdef.rule("lowering", node.span)
             call = LoweringCall(
@@ -163,10 +161,7 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
             assert isinstance(ty, TensorType)
             data = np.asarray(node.data)
             if data.ndim == 0:
-                value = data.item()
-                env[id(node)] = te.compute(
-                    (), lambda v=value, d=str(ty.dtype): tvm().tirx.const(v, d), name="const"
-                )
+                env[id(node)] = _scalar(te, tvm().tirx.const(data.item(), str(ty.dtype)))
             else:
                 ph = te.placeholder(data.shape, str(ty.dtype), name=f"c{len(const_phs)}")
                 const_phs.append(ph)
@@ -185,12 +180,12 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
     out_tensors = []
     for i, t in enumerate(result):
         if isinstance(t.op, te.PlaceholderOp) or id(t) in seen:
-            t = te.compute(t.shape, lambda *i, t=t: t(*i), name=f"copy{i}")
+            t = _copy(te, t, f"copy{i}")
         seen.add(id(t))
         out_tensors.append(t)
     prim = te.create_prim_func([*placeholders, *const_phs, *out_tensors])
     inputs.extend(
-        TensorType(tuple(c.shape), str(c.dtype)) for c in constants  # type: ignore[arg-type]
+        TensorType(tuple(c.shape), str(c.dtype)) for c in constants
     )
     return LoweredFunc(
         prim_func=prim,
@@ -202,6 +197,16 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
         anchor_ops=best[2],
         op_names=op_names,
     )
+
+
+def _copy(te: Any, t: Any, name: str) -> Any:
+    """A stage copying ``t`` (an output must be written by the kernel itself)."""
+    return te.compute(t.shape, lambda *i: t(*i), name=name)
+
+
+def _scalar(te: Any, value: Any) -> Any:
+    """A rank-0 stage holding ``value`` (inlined into its users by every schedule)."""
+    return te.compute((), lambda: value, name="const")
 
 
 def _rebuild(ty: Type, parts: Any) -> Any:

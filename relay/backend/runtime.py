@@ -55,13 +55,36 @@ def numpy_dtype(dtype: str) -> np.dtype[Any]:
     return np.dtype(dtype)
 
 
-def aligned_empty(shape: tuple[int, ...], dtype: np.dtype[Any] | str) -> Array:
-    """An uninitialised C-contiguous array whose data is 64-byte aligned."""
-    dt = np.dtype(dtype) if isinstance(dtype, str) else dtype
+def aligned_empty(shape: tuple[int, ...], dtype: Any) -> Array:
+    """An uninitialised C-contiguous array whose data is 64-byte aligned (with the compact
+    strides TVM insists on even when it has no elements)."""
+    dt = np.dtype(dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
     raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
     offset = -raw.ctypes.data % ALIGNMENT
-    return raw[offset : offset + nbytes].view(dt).reshape(shape)
+    if nbytes == 0:
+        return compact_empty(raw[offset:].view(dt)[:1], shape)
+    out: Array = raw[offset : offset + nbytes].view(dt).reshape(shape)
+    return out
+
+
+def compact_strides(shape: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """The byte strides of a C-contiguous array of ``shape`` (0 where a later axis is 0)."""
+    strides = []
+    step = itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+def compact_empty(base: Array, shape: tuple[int, ...]) -> Array:
+    """An array of ``shape`` with no elements over ``base``'s data, with compact strides
+    (numpy gives empty arrays strides TVM rejects)."""
+    out: Array = np.lib.stride_tricks.as_strided(
+        base, shape=shape, strides=compact_strides(shape, base.itemsize), writeable=True
+    )
+    return out
 
 
 def is_aligned(a: Array) -> bool:
@@ -71,6 +94,8 @@ def is_aligned(a: Array) -> bool:
 
 def as_kernel_array(a: Array) -> Array:
     """``a`` itself when it is C-contiguous and aligned, else an aligned contiguous copy."""
+    if a.size == 0:
+        return aligned_empty(a.shape, a.dtype)
     if a.flags.c_contiguous and a.ctypes.data % ALIGNMENT == 0:
         return a
     out = aligned_empty(a.shape, a.dtype)

@@ -71,7 +71,7 @@ class Target:
 
     kind: str = "llvm"
     mcpu: str = ""
-    fast_math: bool = None  # type: ignore[assignment]  # None: RELAY_FAST_MATH decides
+    fast_math: bool | None = None  # None: the RELAY_FAST_MATH flag decides
     _tvm: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -55,7 +55,7 @@ class Derivative:
         self.kind = kind
         self.argnums = _normal_argnums(argnums, fn.arity, fn.__name__)
         self.__name__ = f"{fn.__name__}_{kind}"
-        self._cache: dict[int, tuple[_Compiled, Module, GlobalVar]] = {}
+        self._cache: dict[int, tuple[_Compiled, Module, GlobalVar, dict[str, Any]]] = {}
 
     @property
     def arity(self) -> int:
@@ -96,7 +96,7 @@ class Derivative:
         derived = self.build(c.global_var, mod)
         gv = mod.add(fresh_name({g.name_hint for g in mod.functions}, self.__name__), derived)
         check_module(mod)
-        self._cache[id(c)] = (c, mod, gv)
+        self._cache[id(c)] = (c, mod, gv, {})
         return mod, gv
 
     @property
@@ -116,9 +116,8 @@ class Derivative:
         return mod.functions[gv].checked_type
 
     def interpret(self, *args: object, **kwargs: object) -> object:
-        """Run on the reference interpreter (what calling it does until the compiled
-        backend lands)."""
-        return self(*args, **kwargs)
+        """Run on the reference interpreter."""
+        return self._run(args, kwargs, compiled=False)
 
     def astext(self, show_types: bool = False) -> str:
         """The derivative function in the Relay text format."""
@@ -135,7 +134,11 @@ class Derivative:
         return f"<relay {what} of {self.fn.__name__}>"
 
     def __call__(self, *args: object, **kwargs: object) -> object:
-        from relay.frontend.function import run_global
+        """Run compiled (as a ``@relay`` function's call does)."""
+        return self._run(args, kwargs, compiled=True)
+
+    def _run(self, args: tuple[object, ...], kwargs: dict[str, object], compiled: bool) -> object:
+        from relay.frontend.function import run_compiled, run_global
 
         n = self.fn.arity
         if self.kind == "jvp":
@@ -154,6 +157,9 @@ class Derivative:
         every = (*primals, *args[n:]) if self.kind == "jvp" else primals
         values: list[Any] = [self.fn._argument(c, i % n, a) for i, a in enumerate(every)]
         mod, gv = self._derive(c)
+        if compiled:
+            holder = self._cache[id(c)][3]
+            return run_compiled(holder, mod, gv, values, self.__name__, c.classes)
         return run_global(mod, gv, values, self.__name__, c.classes)
 
 

@@ -202,6 +202,8 @@ class _Compiled:
     param_types: tuple[Type | None, ...]
     classes: dict[str, type[ConstructorInstance]]
     user_globals: list[GlobalVar]
+    runtime: dict[str, _Any] = field(default_factory=dict)
+    """The compiled executable of this specialisation, once called (see run_compiled)."""
 
 
 def _value_type(value: object) -> Type | None:
@@ -264,6 +266,9 @@ class RelayFunction:
         self.arity = len(node.args.args)
         self._annotated = all(a.annotation is not None for a in node.args.args)
         self._compiled: dict[Signature, _Compiled] = {}
+        # (dtype, shape) of each array argument -> the compiled executable for them: the
+        # call path that skips specialisation and conversion once a signature is known
+        self._fast: dict[tuple[object, ...], _Any] = {}
         self._last: _Compiled | None = None
         self._param_types: tuple[Type | None, ...] | None = None
         self._ret_type: Type | None = None
@@ -450,7 +455,26 @@ class RelayFunction:
         return f"<relay function {self.__name__}>"
 
     def __call__(self, *args: object, **kwargs: object) -> object:
-        return self.interpret(*args, **kwargs)
+        """Run compiled (built for this CPU on the first call with these argument types,
+        then cached); programs the compiled backend cannot run yet go to the interpreter."""
+        if kwargs:
+            args = self._bind(args, dict(kwargs))
+        else:
+            try:
+                key = tuple([(a.dtype, a.shape) for a in args])  # type: ignore[attr-defined]
+            except AttributeError:
+                key = None
+            exe = self._fast.get(key) if key is not None else None
+            if exe is not None:
+                with contextlib.suppress(TypeCheckError):
+                    return exe(*args)
+        c = self._compiled_for(args)
+        values = [self._argument(c, i, a) for i, a in enumerate(args)]
+        result = run_compiled(c.runtime, c.module, c.global_var, values, self.__name__, c.classes)
+        exe = c.runtime.get("executable")
+        if exe and exe.kind == "graph" and all(type(a) is np.ndarray for a in args):
+            self._fast[tuple([(a.dtype, a.shape) for a in args])] = exe  # type: ignore[attr-defined]
+        return result
 
     def _bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, ...]:
         if not kwargs:
@@ -525,6 +549,38 @@ def run_global(
         raise TypeCheckError(err.message, err.span) from None
     interp = Interpreter(mod)
     return to_python(interp.call(interp.global_closure(gv), values), classes)
+
+
+def run_compiled(
+    holder: dict[str, _Any],
+    mod: Module,
+    gv: GlobalVar,
+    values: list[_Any],
+    name: str,
+    classes: dict[str, type[ConstructorInstance]],
+) -> object:
+    """Run ``gv`` compiled: built with :func:`relay.build` on first use (kept in ``holder``).
+
+    A program the graph executor cannot run (control flow, data types, dynamic shapes: the
+    VM's work) runs on the reference interpreter; so do arguments that do not conform, so
+    that the interpreter's check reports them with the parameter's span."""
+    exe = holder.get("executable")
+    if exe is None:
+        from relay import flags
+        from relay.backend.build import build
+        from relay.errors import CompileError
+
+        try:
+            exe = build(mod, entry=gv.name_hint)
+            exe.name = name
+        except CompileError as err:
+            flags.debug_print(1, f"{name} runs on the interpreter: {err.message}")
+            exe = None
+        holder["executable"] = exe or False
+    if exe and exe.kind == "graph":
+        with contextlib.suppress(TypeCheckError):
+            return exe(*values)
+    return run_global(mod, gv, values, name, classes)
 
 
 def function(fn: Callable[..., _Any]) -> RelayFunction:

@@ -17,7 +17,7 @@ def _type_of_value(v: Any) -> Type:
     if isinstance(v, tuple | list):
         return TupleType(tuple(_type_of_value(x) for x in v))
     a = np.asarray(v)
-    return TensorType(tuple(a.shape), str(a.dtype))  # type: ignore[arg-type]
+    return TensorType(tuple(a.shape), str(a.dtype))
 
 
 def _flatten(v: Any) -> list[Array]:
@@ -79,7 +79,9 @@ def check_op_lowering(
     expected = opdef.reference(*args, **full) if full else opdef.reference(*args)
     got = run_compiled_op(name, *args, target=target, **attrs)
     exp_flat, got_flat = _flatten(expected), _flatten(got)
-    assert len(exp_flat) == len(got_flat), f"{name}: {len(got_flat)} results, expected {len(exp_flat)}"
+    assert len(exp_flat) == len(got_flat), (
+        f"{name}: {len(got_flat)} results, expected {len(exp_flat)}"
+    )
     for i, (e, g) in enumerate(zip(exp_flat, got_flat, strict=True)):
         assert g.shape == e.shape, f"{name} result {i}: shape {g.shape}, expected {e.shape}"
         assert g.dtype == e.dtype, f"{name} result {i}: dtype {g.dtype}, expected {e.dtype}"
@@ -87,7 +89,10 @@ def check_op_lowering(
             np.testing.assert_array_equal(g, e, err_msg=f"{name} result {i}")
         else:
             np.testing.assert_allclose(
-                g.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol,
+                g.astype(np.float64),
+                e.astype(np.float64),
+                rtol=rtol,
+                atol=atol,
                 err_msg=f"{name} result {i}",
             )
     return got

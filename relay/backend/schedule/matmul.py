@@ -42,8 +42,11 @@ def _anchor_block(sch: Any, lowered: LoweredFunc) -> Any:
 
 
 def _tile(n: int, want: int) -> int:
-    """``want`` when it divides ``n``, else the largest divisor of ``n`` not above it that
-    is at least half of it, else ``want`` (the loop gets a tail)."""
+    """``n`` when it is at most ``want``; else ``want`` when it divides ``n``, else the
+    largest divisor of ``n`` not above it that is at least half of it, else ``want`` (the
+    loop gets a tail)."""
+    if n <= want:
+        return n
     if n % want == 0:
         return want
     for t in range(want, want // 2 - 1, -1):
@@ -79,7 +82,7 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
 
     mi = _tile(m, MI)
     nj = _tile(n, NJ)
-    kc = min(KC, kk)
+    kc = _tile(kk, KC)
     i0, i1 = sch.split(i, [None, mi])
     j0, j1 = sch.split(j, [None, nj])
     k0, k1 = sch.split(k, [None, kc])
@@ -103,7 +106,7 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
         jj, kx = idx[j_pos], idx[k_pos]
         return [*lead, jj // nj, kx, jj % nj]
 
-    sch.transform_layout(packed, ("write", 0), pack)
+    sch.transform_layout(packed, ("write", 0), pack, pad_value=0.0)
     # the packing copy: parallel over its outer loop, inner contiguous run vectorized
     ploops = sch.get_loops(packed)
     if len(ploops) >= 2:
@@ -121,9 +124,7 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     _schedule_rest(sch, block)
 
 
-def _schedule_gemv(
-    sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int
-) -> None:
+def _schedule_gemv(sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int) -> None:
     """Few rows: partial sums over 16 consecutive k, vectorized, then added up."""
     if kk >= 2 * VECTOR and kk % VECTOR == 0:
         k0, k1 = sch.split(k, [None, VECTOR])

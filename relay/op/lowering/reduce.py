@@ -1,1 +1,446 @@
-"""Lowering rules (being written)."""
+"""Lowering of the reductions (``relay.op.reduce``) and ``collapse_sum_like``.
+
+Every reduction is one ``te.compute`` whose body is a commutative reduction (``te.sum`` or a
+``te.comm_reducer``) over ``te.reduce_axis`` iterators, one per reduced axis, so that the
+backend's reduction schedule sees a block with reduction iterators. This is the layout of
+TVM's ``topi`` reductions (``include/tvm/topi/reduction.h``: ``CommReduce``,
+``CommReduceIdx``, ``MakeArgmaxReducer``; ``python/tvm/topi/reduction.py``) with these
+differences, where the numpy references (``relay/op/reduce.py``, ``relay/op/transform.py``)
+say otherwise:
+
+* the reduced axes are the reference's (:func:`relay.op.reduce.reduce_axes`; ``exclude``;
+  ``collapse_sum_like`` sums :func:`relay.op.transform.collapse_sum_axes`, keeping the
+  target's 1s). A :class:`_Plan` maps an output index and the reduction iterators to the
+  data index; with no axis to reduce the data is returned as it is (``argmax``/``argmin``:
+  zeros);
+* ``max``/``min`` propagate nan (numpy's ``maximum.reduce``): their combiner is
+  ``a if isnan(a) or a > b else b``, not topi's ``tirx.Max``, and their identity is -inf/+inf
+  for floats (topi's is the lowest finite value), the dtype's extreme for integers, so an
+  empty reduction gives what the reference's ``initial`` gives;
+* ``argmax``/``argmin`` use a two-value ``comm_reducer`` over (flat index, value), the index
+  flattened row-major over the reduced axes as ``CommReduceIdx`` does. nan counts as the
+  extreme (numpy's argmax and argmin both return the first nan). Ties go to the smaller index
+  (larger with ``select_last_index``); the identity's index (``INT32_MAX``, or -1) loses every
+  tie, so a row of lowest values gives a real index. bool data is compared as int8;
+* bool ``sum``/``max`` are a logical or and ``prod``/``min`` a logical and (numpy's bool
+  add and multiply), never an ``i1`` addition;
+* float16 data is summed in float32 and rounded back (``sum``, ``mean``, ``variance``,
+  ``logsumexp``, ``collapse_sum_like``); ``prod`` multiplies in the data's dtype, rounding
+  each step as numpy does. Integers sum and multiply in their own dtype and wrap around;
+* ``mean`` and ``variance`` of integers divide the integer sum by the count in int64
+  (uint64 for uint64), truncating toward zero (``topi.divide``/``truncdiv``); the type
+  relation rejects a count of zero, and a negative count (an empty unbiased variance) divides
+  a zero sum. Float means divide by the count in the computation dtype, as the reference's
+  ``total / count`` does;
+* ``variance(data, mean)`` reads the mean broadcast (index 0 where its dimension is 1) inside
+  the reduction body, so ``(x - m)^2`` is no separate stage;
+* ``logsumexp`` is ``m + log(sum(exp(x - m)))`` with ``m`` the nan-propagating maximum
+  (a first reduction stage), and the result is ``m`` itself where ``m`` is not finite (all
+  -inf gives -inf, any nan gives nan, +inf gives +inf: what the reference's ``shift`` of 0
+  gives). With ``fast_math`` and a float32 computation the exponential is the polynomial of
+  ``topi.fast_exp`` (``src/topi/elemwise.cc``/``include/tvm/topi/elemwise.h``
+  ``fast_exp_float32``) written as an expression, its argument clamped to its range on both
+  sides; where ``m`` is finite every argument is <= 0 and the terms below ``exp(-88.38)``
+  are negligible next to the ``exp(0) = 1`` of the maximum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from relay.ir.types import TensorType
+from relay.op.reduce import _axis_attr, reduce_axes
+from relay.op.registry import LoweringCall, lowering_rule
+from relay.op.transform import collapse_sum_axes
+
+Body = Callable[[list[Any], Sequence[Any]], Any]
+"""The reduced expression at a data index (TIR expressions, one per data axis), given the
+output index too."""
+
+_INT32_MAX = 2**31 - 1
+inf = float("inf")
+
+
+# ---- shared helpers -----------------------------------------------------------------------------
+
+
+def _static(shape: Sequence[Any]) -> tuple[int, ...]:
+    return tuple(int(d) for d in shape)
+
+
+def _out(call: LoweringCall) -> tuple[tuple[int, ...], str]:
+    ty = call.out_type
+    assert isinstance(ty, TensorType)
+    return _static(ty.shape), str(ty.dtype)
+
+
+def _wide(dtype: str) -> str:
+    """The dtype float sums are computed in: float32 for narrow floats."""
+    return "float32" if dtype in ("float16", "bfloat16") else dtype
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype.startswith(("float", "bfloat"))
+
+
+def _cast(dtype: str, value: Any, src: str) -> Any:
+    """``value`` (of dtype ``src``; tensor loads do not carry theirs) as ``dtype``."""
+    from tvm import tirx
+
+    return value if src == dtype else tirx.Cast(dtype, value)
+
+
+def _const(value: object, dtype: str) -> Any:
+    from tvm import tirx
+
+    return tirx.const(value, dtype)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a reduction of data of ``shape`` over ``axes`` (sorted) indexes it: the output has
+    the kept axes and, in place, the reduced axes in ``shown`` (extent 1)."""
+
+    shape: tuple[int, ...]
+    axes: tuple[int, ...]
+    shown: frozenset[int]
+
+    @property
+    def out_shape(self) -> tuple[int, ...]:
+        return tuple(
+            1 if i in self.axes else d
+            for i, d in enumerate(self.shape)
+            if i not in self.axes or i in self.shown
+        )
+
+    @property
+    def count(self) -> int:
+        """How many elements each output combines."""
+        n = 1
+        for a in self.axes:
+            n *= self.shape[a]
+        return n
+
+    def iters(self) -> list[Any]:
+        """A reduction iterator per reduced axis."""
+        from tvm import te
+
+        return [te.reduce_axis((0, self.shape[a]), name=f"k{a}") for a in self.axes]
+
+    def index(self, out: Sequence[Any], iters: Sequence[Any]) -> list[Any]:
+        """The data index of output index ``out`` and reduction iterators ``iters``."""
+        o, r = iter(out), iter(iters)
+        idx = []
+        for i in range(len(self.shape)):
+            if i in self.axes:
+                if i in self.shown:
+                    next(o)  # the output's extent-1 axis
+                idx.append(next(r).var)
+            else:
+                idx.append(next(o))
+        return idx
+
+
+def _plan(call: LoweringCall) -> _Plan:
+    """The plan of a reduction call (``axis``, ``keepdims``, ``exclude``)."""
+    x = call.arg_types[0]
+    assert isinstance(x, TensorType)
+    shape = _static(x.shape)
+    given = _axis_attr(call.attrs["axis"])
+    axes = reduce_axes(len(shape), given or None, bool(call.attrs["exclude"]))
+    plan = _Plan(shape, axes, frozenset(axes) if call.attrs["keepdims"] else frozenset())
+    assert plan.out_shape == _out(call)[0], (plan.out_shape, call.out_type)
+    return plan
+
+
+def _reduce(plan: _Plan, body: Body, reducer: Any, name: str) -> Any:
+    """``out[o] = reducer(body(data index))`` over the plan's reduced axes (at least one)."""
+    from tvm import te
+
+    def fcompute(*out: Any) -> Any:
+        iters = plan.iters()
+        reduced = reducer(body(plan.index(out, iters), out), axis=iters)
+        if plan.count == 0:  # the loop would not run, and the init is inside it
+            return reduced.combiner.identity_element[reduced.value_index]
+        return reduced
+
+    return te.compute(plan.out_shape, fcompute, name=name)
+
+
+def _copy(x: Any, name: str) -> Any:
+    """``x`` unchanged, as a stage of its own (what a reduction over no axis gives)."""
+    return _map(_static(x.shape), lambda *i: x(*i), name)
+
+
+def _map(shape: tuple[int, ...], fcompute: Callable[..., Any], name: str) -> Any:
+    from tvm import te
+
+    return te.compute(shape, fcompute, name=name)
+
+
+# ---- reducers -----------------------------------------------------------------------------------
+
+
+def _sum_reducer(dtype: str) -> Any:
+    from tvm import te, tirx
+
+    if dtype == "bool":
+        return te.comm_reducer(lambda a, b: tirx.Or(a, b), lambda t: _const(False, t), name="any")
+    return te.sum
+
+
+def _prod_reducer(dtype: str) -> Any:
+    from tvm import te, tirx
+
+    if dtype == "bool":
+        return te.comm_reducer(lambda a, b: tirx.And(a, b), lambda t: _const(True, t), name="all")
+    return te.comm_reducer(lambda a, b: a * b, lambda t: _const(1, t), name="prod")
+
+
+def _extreme_reducer(dtype: str, largest: bool) -> Any:
+    """max (``largest``) or min: nan-propagating for floats; identity -inf/+inf for floats,
+    the dtype's lowest/highest value for integers."""
+    from tvm import te, tirx
+
+    if dtype == "bool":
+        return (_sum_reducer if largest else _prod_reducer)(dtype)
+
+    def wins(a: Any, b: Any) -> Any:
+        return a > b if largest else a < b
+
+    if _is_float(dtype):
+
+        def combine(a: Any, b: Any) -> Any:
+            return tirx.Select(tirx.Or(tirx.isnan(a), wins(a, b)), a, b)
+
+        def identity(t: str) -> Any:
+            return _const(-inf if largest else inf, t)
+
+    else:
+
+        def combine(a: Any, b: Any) -> Any:
+            return tirx.Select(wins(a, b), a, b)
+
+        def identity(t: str) -> Any:
+            return te.min_value(t) if largest else te.max_value(t)
+
+    return te.comm_reducer(combine, identity, name="max" if largest else "min")
+
+
+def _arg_reducer(dtype: str, largest: bool, last: bool) -> Any:
+    """The (index, value) reducer of argmax (``largest``) or argmin; see the module doc."""
+    from tvm import te, tirx
+
+    floating = _is_float(dtype)
+
+    def nan(v: Any) -> Any:
+        return tirx.isnan(v) if floating else _const(False, "bool")
+
+    def combine(lhs: Any, rhs: Any) -> Any:
+        (li, lv), (ri, rv) = lhs, rhs
+        better = tirx.Or(lv > rv if largest else lv < rv, tirx.And(nan(lv), tirx.Not(nan(rv))))
+        same = tirx.Or(lv == rv, tirx.And(nan(lv), nan(rv)))
+        first = li > ri if last else li < ri
+        pick = tirx.Or(better, tirx.And(same, first))
+        return tirx.Select(pick, li, ri), tirx.Select(pick, lv, rv)
+
+    def identity(ti: str, tv: str) -> Any:
+        if floating:
+            worst = _const(-inf if largest else inf, tv)
+        else:
+            worst = te.min_value(tv) if largest else te.max_value(tv)
+        return _const(-1 if last else _INT32_MAX, ti), worst
+
+    return te.comm_reducer(combine, identity, name="argmax" if largest else "argmin")
+
+
+# ---- sum, prod, max, min, collapse_sum_like --------------------------------------------------------
+
+
+def _sum(x: Any, plan: _Plan, name: str) -> Any:
+    """``x`` summed as the plan says, in its dtype (float16 accumulates in float32)."""
+    if not plan.axes:
+        return _copy(x, name)
+    dtype = str(x.dtype)
+    wide = _wide(dtype)
+    total = _reduce(plan, lambda i, o: _cast(wide, x(*i), dtype), _sum_reducer(wide), name)
+    if wide == dtype:
+        return total
+    return _map(plan.out_shape, lambda *o: _cast(dtype, total(*o), wide), f"{name}_cast")
+
+
+@lowering_rule("sum")
+def _lower_sum(call: LoweringCall) -> Any:
+    return _sum(call.args[0], _plan(call), "sum")
+
+
+_REDUCERS: dict[str, Callable[[str], Any]] = {
+    "prod": _prod_reducer,
+    "max": lambda dtype: _extreme_reducer(dtype, largest=True),
+    "min": lambda dtype: _extreme_reducer(dtype, largest=False),
+}
+
+
+@lowering_rule(*_REDUCERS)
+def _lower_same_dtype(call: LoweringCall) -> Any:
+    """prod, max and min: reduced in the data's dtype."""
+    (x,) = call.args
+    plan = _plan(call)
+    if not plan.axes:
+        return _copy(x, call.name)
+    return _reduce(plan, lambda i, o: x(*i), _REDUCERS[call.name](str(x.dtype)), call.name)
+
+
+@lowering_rule("collapse_sum_like")
+def _lower_collapse_sum_like(call: LoweringCall) -> Any:
+    x = call.args[0]
+    shape = _static(x.shape)
+    target, _ = _out(call)
+    axes = collapse_sum_axes(shape, target)
+    lead = len(shape) - len(target)
+    plan = _Plan(shape, tuple(axes), frozenset(a for a in axes if a >= lead))
+    assert plan.out_shape == target, (plan.out_shape, target)
+    return _sum(x, plan, "collapse_sum")
+
+
+# ---- argmax, argmin -----------------------------------------------------------------------------
+
+
+@lowering_rule("argmax", "argmin")
+def _lower_arg(call: LoweringCall) -> Any:
+    (x,) = call.args
+    plan = _plan(call)
+    if not plan.axes:
+        return _map(plan.out_shape, lambda *o: _const(0, "int32"), call.name)
+    dtype = str(x.dtype)
+    vtype = "int8" if dtype == "bool" else dtype
+    reducer = _arg_reducer(vtype, call.name == "argmax", bool(call.attrs["select_last_index"]))
+
+    def fcompute(*out: Any) -> Any:
+        iters = plan.iters()
+        flat: Any = _const(0, "int32")
+        for a, k in zip(plan.axes, iters, strict=True):
+            flat = flat * plan.shape[a] + k.var
+        value = _cast(vtype, x(*plan.index(out, iters)), dtype)
+        return reducer((flat, value), axis=iters)
+
+    from tvm import te
+
+    index, _value = te.compute(plan.out_shape, fcompute, name=call.name)
+    return index
+
+
+# ---- mean, variance -----------------------------------------------------------------------------
+
+
+def _divide(total: Any, count: int, dtype: str, name: str) -> Any:
+    """``total`` (the sums, of dtype ``dtype`` or its float computation dtype) divided by
+    ``count``, as the reference does, in ``dtype``."""
+    from tvm import tirx
+
+    shape = _static(total.shape)
+    if _is_float(dtype):
+        wide = str(total.dtype)
+        if count == 0:  # x / 0 as x * inf (TVM rejects a constant zero divisor)
+            return _map(shape, lambda *o: _cast(dtype, total(*o) * _const(inf, wide), wide), name)
+        return _map(shape, lambda *o: _cast(dtype, total(*o) / _const(count, wide), wide), name)
+    if count <= 0:
+        # only an empty unbiased variance (count -1, every sum 0); a count of 0 is a type error
+        return _map(shape, lambda *o: _const(0, dtype), name)
+    via = "uint64" if dtype == "uint64" else "int64"
+    return _map(
+        shape,
+        lambda *o: _cast(
+            dtype, tirx.truncdiv(_cast(via, total(*o), dtype), _const(count, via)), via
+        ),
+        name,
+    )
+
+
+@lowering_rule("mean")
+def _lower_mean(call: LoweringCall) -> Any:
+    (x,) = call.args
+    plan = _plan(call)
+    if not plan.axes:
+        return _copy(x, call.name)
+    dtype = str(x.dtype)
+    wide = _wide(dtype)
+    total = _reduce(plan, lambda i, o: _cast(wide, x(*i), dtype), _sum_reducer(wide), "mean_sum")
+    return _divide(total, plan.count, dtype, "mean")
+
+
+@lowering_rule("variance")
+def _lower_variance(call: LoweringCall) -> Any:
+    x, m = call.args
+    plan = _plan(call)
+    dtype = str(x.dtype)
+    wide = _wide(dtype) if _is_float(dtype) else dtype
+    mshape = _static(m.shape)
+
+    def square(i: list[Any], o: Sequence[Any]) -> Any:
+        mi = [0 if d == 1 else v for d, v in zip(mshape, i, strict=True)]
+        diff = _cast(wide, x(*i), dtype) - _cast(wide, m(*mi), dtype)
+        return diff * diff
+
+    count = plan.count - int(bool(call.attrs["unbiased"]))
+    if not plan.axes:
+        total = _map(plan.out_shape, lambda *o: square(list(o), o), "variance_square")
+    else:
+        total = _reduce(plan, square, _sum_reducer(wide), "variance_sum")
+    return _divide(total, count, dtype, "variance")
+
+
+# ---- logsumexp ----------------------------------------------------------------------------------
+
+
+def _fast_exp(z: Any) -> Any:
+    """``exp(z)`` for float32 ``z``: topi's ``fast_exp_float32`` polynomial, the argument
+    clamped to ``[-88.38, 88.38]`` (nan clamps to a bound)."""
+    from tvm import tirx
+
+    def f32(v: float) -> Any:
+        return _const(v, "float32")
+
+    x = tirx.max(tirx.min(z, f32(88.3762626647950)), f32(-88.3762626647949))
+    n = tirx.floor(x * f32(1.44269504088896341) + f32(0.5))
+    f = x - n * f32(0.6931471805599453)
+    p = f32(1.9875691500e-4)
+    for c in (1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1):
+        p = p * f + f32(c)
+    y = p * f * f + f + f32(1.0)
+    two_n = tirx.reinterpret("float32", tirx.Cast("int32", n + f32(127.0)) << 23)
+    return two_n * y
+
+
+@lowering_rule("logsumexp")
+def _lower_logsumexp(call: LoweringCall) -> Any:
+    from tvm import tirx
+
+    (x,) = call.args
+    plan = _plan(call)
+    if not plan.axes:
+        return _copy(x, call.name)
+    dtype = str(x.dtype)
+    wide = _wide(dtype)
+    fast = call.fast_math and wide == "float32"
+    exp: Callable[[Any], Any] = _fast_exp if fast else tirx.exp
+
+    def value(i: list[Any], o: Sequence[Any]) -> Any:
+        return _cast(wide, x(*i), dtype)
+
+    top = _reduce(plan, value, _extreme_reducer(wide, largest=True), "logsumexp_max")
+
+    def term(i: list[Any], o: Sequence[Any]) -> Any:
+        m = top(*o)
+        shift = tirx.Select(tirx.isfinite(m), m, _const(0, wide))
+        return exp(value(i, o) - shift)
+
+    total = _reduce(plan, term, _sum_reducer(wide), "logsumexp_sum")
+
+    def fout(*o: Any) -> Any:
+        m = top(*o)
+        return _cast(dtype, tirx.Select(tirx.isfinite(m), tirx.log(total(*o)) + m, m), wide)
+
+    return _map(plan.out_shape, fout, "logsumexp")

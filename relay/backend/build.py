@@ -1,0 +1,289 @@
+"""``relay.build``: from a program to an :class:`Executable`.
+
+The pipeline (TVM's ``relay.build``, ``python/tvm/relay/build_module.py``, in outline):
+
+1. the entry function and what it calls are put in a module of their own; every global but
+   the entry is marked ``Inline=1`` (the Inline pass keeps recursive ones as calls);
+2. the standard optimization pipeline (:func:`relay.passes.pipeline.standard_pipeline`) at
+   the requested opt level, then ``FuseOps``;
+3. if the entry is then static dataflow (:mod:`relay.backend.graph_executor`) its primitive
+   functions are compiled into one kernel library and the graph executor runs it;
+   otherwise (control flow, closures, data types, references, dynamic shapes) the
+   optimized program runs on the reference interpreter until the VM exists.
+
+An executable is saved with :meth:`Executable.save` as one zip file (the kernel library as a
+shared object, the plan as JSON, the constants as ``.npy`` members, or the program's text
+for interpreted ones) and :func:`load` brings it back in another process without compiling.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from relay import flags
+from relay.backend.compiler import KernelLibrary
+from relay.backend.graph_executor import (
+    GraphExecutor,
+    GraphPlan,
+    NotDataflow,
+    build_graph,
+    flatten_args,
+)
+from relay.backend.target import Target
+from relay.errors import CompileError, ExecutionError
+from relay.ir.attrs import Attrs
+from relay.ir.expr import Expr, Function, GlobalVar
+from relay.ir.module import Module
+from relay.ir.types import TensorType
+
+FORMAT = 1
+
+
+def optimize(mod: Module, entry: GlobalVar, opt_level: int = 3) -> Module:
+    """``mod`` reduced to ``entry`` and what it calls, optimized and fused (steps 1-2)."""
+    from relay.passes import FuseOps, InferType, PassContext, Sequential
+    from relay.passes.pipeline import standard_pipeline
+    from relay.passes.remove_unused import reachable_globals
+
+    keep = reachable_globals(mod, [entry])
+    work = Module(type_definitions=dict(mod.type_definitions))
+    for gv in keep:
+        func = mod.functions[gv]
+        if gv != entry and not func.attrs.get("Inline"):
+            func = Function(
+                func.params,
+                func.body,
+                func.ret_type,
+                func.type_params,
+                Attrs({**dict(func.attrs.items()), "Inline": 1}),
+                span=func.span,
+            )
+        work.add(gv, func)
+    with PassContext(opt_level=opt_level):
+        return Sequential([standard_pipeline((entry.name_hint,)), FuseOps(), InferType()])(work)
+
+
+class Executable:
+    """A compiled program: call it on numpy arrays (numpy arrays out); :meth:`save` it and
+    :func:`load` it elsewhere.
+
+    ``kind`` is ``"graph"`` (compiled kernels run by the graph executor) or
+    ``"interpreter"`` (a program with control flow, run by the reference interpreter until
+    the VM exists). ``module`` is the optimized program."""
+
+    def __init__(
+        self,
+        module: Module,
+        entry: GlobalVar,
+        target: Target,
+        graph: GraphExecutor | None = None,
+        name: str = "",
+    ) -> None:
+        self.module = module
+        self.entry = entry
+        self.target = target
+        self.graph = graph
+        self.name = name or f"@{entry.name_hint}"
+        self._func = module.functions[entry]
+        self._flat_params = graph is not None and all(
+            isinstance(t, TensorType) for t in graph.plan.param_types
+        )
+
+    @property
+    def kind(self) -> str:
+        """``"graph"`` or ``"interpreter"``."""
+        return "graph" if self.graph is not None else "interpreter"
+
+    @property
+    def library(self) -> KernelLibrary | None:
+        """The compiled kernels (graph executables)."""
+        return self.graph.library if self.graph is not None else None
+
+    @property
+    def kernels(self) -> list[str]:
+        """The kernels' symbols, in the order the graph calls them first."""
+        if self.graph is None:
+            return []
+        return list(dict.fromkeys(s.kernel for s in self.graph.plan.steps))
+
+    def astext(self) -> str:
+        """The optimized, fused program in the Relay text format."""
+        from relay.ir.printer import astext
+
+        return astext(self.module)
+
+    def __call__(self, *args: Any) -> Any:
+        if len(args) != len(self._func.params):
+            raise ExecutionError(
+                f"{self.name} takes {len(self._func.params)} arguments, got {len(args)}"
+            )
+        graph = self.graph
+        if graph is None:
+            return self.interpret(*args)
+        if self._flat_params:
+            result = graph.run_flat(args, self.name)
+        else:
+            result = graph.run_flat(flatten_args(args, graph.plan.param_types), self.name)
+        if flags.get().checks:
+            from relay.backend.checks import compare_with_interpreter
+
+            compare_with_interpreter(self, args, result)
+        return result
+
+    def interpret(self, *args: Any) -> Any:
+        """Run the optimized program on the reference interpreter."""
+        from relay.backend.interpreter import Interpreter
+        from relay.backend.interpreter.conform import check_arguments
+        from relay.backend.interpreter.values import to_value
+
+        values = [to_value(a) for a in args]
+        check_arguments(self._func, values, self.name)
+        interp = Interpreter(self.module)
+        return interp.call(interp.global_closure(self.entry), values)
+
+    # -- saving and loading ----------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the executable to ``path`` (a zip file; written atomically)."""
+        from relay.backend.cache import library_metadata
+
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            meta: dict[str, Any] = {
+                "format": FORMAT,
+                "kind": self.kind,
+                "entry": self.entry.name_hint,
+                "name": self.name,
+                "target": {"mcpu": self.target.mcpu, "fast_math": self.target.fast_math},
+            }
+            z.writestr("program.rly", self.astext())
+            if self.graph is not None:
+                plan = self.graph.plan
+                meta["plan"] = plan.to_json()
+                meta["kernels"] = library_metadata(self.graph.library)
+                for slot, data in plan.constants.items():
+                    z.writestr(f"constants/{slot}.npy", _npy(data))
+                with tempfile.TemporaryDirectory() as tmp:
+                    so = Path(tmp) / "kernels.so"
+                    self.graph.library.export(so)
+                    z.write(so, "kernels.so")
+            z.writestr("executable.json", json.dumps(meta))
+        target = Path(path)
+        tmp_path = target.with_name(f".{target.name}.tmp{os.getpid()}")
+        tmp_path.write_bytes(buf.getvalue())
+        os.replace(tmp_path, target)
+
+    export = save
+
+    @staticmethod
+    def load(path: str | os.PathLike[str]) -> Executable:
+        """An executable written by :meth:`save` (see :func:`load`)."""
+        return load(path)
+
+    def __repr__(self) -> str:
+        what = f"{len(self.kernels)} kernels" if self.graph is not None else "interpreted"
+        return f"<relay Executable {self.name} ({what}, {self.target})>"
+
+
+def _npy(a: np.ndarray[Any, Any]) -> bytes:
+    out = io.BytesIO()
+    np.save(out, a, allow_pickle=False)
+    return out.getvalue()
+
+
+def load(path: str | os.PathLike[str]) -> Executable:
+    """An executable written by :meth:`Executable.save` (nothing is compiled)."""
+    from relay.backend.cache import kernels_from_metadata
+    from relay.backend.runtime import tvm
+    from relay.ir.parser import parse
+
+    try:
+        z = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile) as err:
+        raise CompileError(f"{path} is not a relay executable: {err}") from None
+    with z:
+        try:
+            meta = json.loads(z.read("executable.json"))
+            text = z.read("program.rly").decode()
+        except (KeyError, ValueError) as err:
+            raise CompileError(f"{path} is not a relay executable: {err}") from None
+        if meta.get("format") != FORMAT:
+            raise CompileError(f"{path}: unsupported executable format {meta.get('format')}")
+        module = parse(text, str(path))
+        entry = module.get_global_var(meta["entry"])
+        t = meta["target"]
+        target = Target("llvm", mcpu=t["mcpu"], fast_math=t["fast_math"])
+        graph = None
+        if meta["kind"] == "graph":
+            constants = {
+                int(Path(n).stem): np.load(io.BytesIO(z.read(n)), allow_pickle=False)
+                for n in z.namelist()
+                if n.startswith("constants/")
+            }
+            plan = GraphPlan.from_json(meta["plan"], constants)
+            kernels = kernels_from_metadata(meta["kernels"])
+            data = z.read("kernels.so")
+            with tempfile.TemporaryDirectory() as tmp:
+                so = Path(tmp) / "kernels.so"
+                so.write_bytes(data)
+                lib_module = tvm().runtime.load_module(str(so))
+            library = KernelLibrary(kernels, lib_module, "", data)
+            graph = GraphExecutor(plan, library, [s.kernel for s in plan.steps])
+    return Executable(module, entry, target, graph, meta.get("name", ""))
+
+
+def build(
+    program: Any,
+    target: str | Target | None = "llvm",
+    opt_level: int = 3,
+    entry: str = "main",
+) -> Executable:
+    """Compile ``program`` (a Module's ``entry``, a ``@relay`` function, or a closed relay
+    Function) for ``target``; see the module docstring."""
+    mod, gv, name = _entry_of(program, entry)
+    tgt = Target.of(target)
+    from relay.typecheck.checker import infer_type
+
+    typed = infer_type(mod)
+    assert isinstance(typed, Module)
+    optimized = optimize(typed, gv, opt_level)
+    gv = optimized.get_global_var(gv.name_hint)
+    func = optimized.functions[gv]
+    try:
+        graph = build_graph(func, tgt)
+    except NotDataflow as why:
+        flags.debug_print(1, f"{name} runs on the interpreter: it has {why}")
+        graph = None
+    except CompileError as err:
+        if "static shapes" not in err.message:
+            raise
+        flags.debug_print(1, f"{name} runs on the interpreter: {err.message}")
+        graph = None
+    return Executable(optimized, gv, tgt, graph, name)
+
+
+def _entry_of(program: Any, entry: str) -> tuple[Module, GlobalVar, str]:
+    from relay.frontend.function import RelayFunction
+
+    if isinstance(program, RelayFunction):
+        return program.module, program.global_var, program.__name__
+    if isinstance(program, Module):
+        try:
+            gv = program.get_global_var(entry)
+        except (KeyError, ValueError):
+            raise CompileError(f"the module has no function @{entry}") from None
+        return program, gv, f"@{entry}"
+    if isinstance(program, Function):
+        gv = GlobalVar("main")
+        return Module({gv: program}), gv, "@main"
+    if isinstance(program, Expr):
+        raise CompileError("relay.build takes a Module, a @relay function or a Function")
+    raise CompileError(f"cannot build a {type(program).__name__}")

@@ -1,0 +1,112 @@
+"""``RELAY_CHECKS=1`` for compiled code: every compiled result is compared with the
+reference interpreter, and a difference is traced to the first kernel that causes it.
+
+The optimized program is run on the interpreter on the same arguments; if any result differs
+(floats beyond ``rtol=1e-4, atol=1e-5`` -- the approximate exp/tanh of fast math stay far
+inside that -- integers and booleans at all), the graph is replayed step by step: each
+kernel is run on the inputs the interpreter's run of the earlier steps produced, and its
+outputs are compared with the interpreter's run of its primitive function. The first
+kernel that differs is reported with its primitive function's text, as an ExecutionError.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from relay.errors import ExecutionError
+
+if TYPE_CHECKING:
+    from relay.backend.build import Executable
+
+RTOL = 1e-4
+ATOL = 1e-5
+
+
+def _flat(v: Any) -> list[Any]:
+    if isinstance(v, tuple | list):
+        return [x for f in v for x in _flat(f)]
+    return [np.asarray(v)]
+
+
+def difference(got: Any, expected: Any) -> str | None:
+    """A description of how ``got`` differs from ``expected``, or None when they agree."""
+    g, e = _flat(got), _flat(expected)
+    if len(g) != len(e):
+        return f"{len(g)} results instead of {len(e)}"
+    for i, (a, b) in enumerate(zip(g, e, strict=True)):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return f"result {i} is {a.dtype}{list(a.shape)}, expected {b.dtype}{list(b.shape)}"
+        if b.dtype.kind in "biu":
+            bad = a != b
+        else:
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+            bad = ~np.isclose(a64, b64, rtol=RTOL, atol=ATOL, equal_nan=True)
+        if bad.any():
+            where = tuple(int(x) for x in np.argwhere(bad)[0])
+            return (
+                f"result {i} differs at {list(where)}: {a[where]!r} instead of {b[where]!r} "
+                f"({int(bad.sum())} of {bad.size} elements differ)"
+            )
+    return None
+
+
+def compare_with_interpreter(exe: Executable, args: tuple[Any, ...], result: Any) -> None:
+    """Raise ExecutionError when ``result`` (the compiled run of ``exe`` on ``args``)
+    differs from the interpreter's; see the module docstring."""
+    expected = exe.interpret(*args)
+    why = difference(result, expected)
+    if why is None:
+        return
+    culprit = _first_bad_kernel(exe, args)
+    raise ExecutionError(
+        f"RELAY_CHECKS: the compiled {exe.name} differs from the interpreter: "
+        f"{why}" + (f"\n{culprit}" if culprit else "")
+    )
+
+
+def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
+    from relay.backend.graph_executor import flatten_args, plan_function
+    from relay.backend.interpreter import interpret
+    from relay.ir.printer import astext
+
+    graph = exe.graph
+    assert graph is not None
+    plan = graph.plan
+    _, prims = plan_function(exe.module.functions[exe.entry])
+    values: dict[int, Any] = dict(plan.constants)
+    for slot, a in zip(plan.input_slots, flatten_args(args, plan.param_types), strict=True):
+        values[slot] = np.asarray(a)
+    for step, prim in zip(plan.steps, prims, strict=True):
+        ins = [values[s] for s in step.inputs]
+        kernel = graph.library.kernels[step.kernel]
+        got = kernel(*ins)
+        params = []
+        it = iter(ins)
+        for p in prim.params:
+            ty = p.type_annotation
+            n = len(_flat_types(ty))
+            group = [next(it) for _ in range(n)]
+            params.append(_rebuild(ty, iter(group)))
+        expected = _flat(interpret(prim, *params))
+        why = difference(got, expected)
+        if why is not None:
+            return f"first differing kernel: {step.kernel}: {why}; its function:\n{astext(prim)}"
+        for s, v in zip(step.outputs, expected, strict=True):
+            values[s] = v
+    return None
+
+
+def _flat_types(ty: Any) -> list[Any]:
+    from relay.backend.lower import flatten_type
+
+    return flatten_type(ty)
+
+
+def _rebuild(ty: Any, it: Any) -> Any:
+    from relay.ir.types import TupleType
+
+    if isinstance(ty, TupleType):
+        return tuple(_rebuild(f, it) for f in ty.fields)
+    return next(it)

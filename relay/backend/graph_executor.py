@@ -1,0 +1,412 @@
+"""The graph executor: runs a fused dataflow function as a fixed list of kernel calls.
+
+A function whose body is pure dataflow after fusion (parameters, constants, calls of
+``Primitive=1`` functions, tuples and projections; no ``let``, control flow, closures,
+references or data types) is planned once, as TVM's graph executor
+(``src/runtime/graph_executor``) and its memory planner
+(``src/relay/backend/graph_plan_memory.cc``) did:
+
+1. **Slots.** Every tensor the program handles gets a slot: each flattened parameter, each
+   constant, each output of each kernel call. Tuples and projections only rename slots.
+2. **Steps.** Each call of a primitive function is a step: its kernel (all kernels of the
+   program compiled into one library, :mod:`relay.backend.compiler`) applied to its input
+   slots and its output slots, in the order the program evaluates them.
+3. **Memory plan.** The slots of intermediate results share a small set of storage
+   buffers: walking the steps in order, an output takes the smallest free buffer at least
+   its size (or a new one) and a buffer is freed after the last step that reads its slot
+   (never before the step that writes its reuser has read it). The buffers are allocated
+   once, 64-byte aligned.
+4. **Results** get fresh buffers on each call, so a returned array is never overwritten by
+   a later call; a result that is a parameter or a constant is copied. Buffers of earlier
+   results that the caller has dropped are recycled (their reference count shows it), so a
+   steady loop allocates nothing.
+
+Arguments are checked for shape and dtype; an argument that is misaligned or not
+C-contiguous is copied into an aligned buffer, anything else is passed as it is.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from relay.backend.compiler import KernelLibrary, compile_functions
+from relay.backend.lower import flatten_type, static_shape
+from relay.backend.runtime import ALIGNMENT, aligned_empty, numpy_dtype
+from relay.backend.target import Target
+from relay.errors import CompileError, TypeCheckError
+from relay.ir.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
+from relay.ir.types import TensorType, TupleType, Type
+
+Array = np.ndarray[Any, np.dtype[Any]]
+Structure = int | tuple["Structure", ...]
+"""A result's shape in slots: a slot index, or a tuple of structures."""
+
+
+class NotDataflow(Exception):
+    """The function is not static dataflow (the reason is the message)."""
+
+
+@dataclass
+class Step:
+    """One kernel call: the kernel's symbol, the slots it reads and the slots it writes."""
+
+    kernel: str
+    inputs: list[int]
+    outputs: list[int]
+
+
+@dataclass
+class GraphPlan:
+    """A planned dataflow function (see the module docstring); serialisable as JSON plus
+    the constants."""
+
+    param_types: list[Type]
+    slot_types: list[TensorType]
+    input_slots: list[int]
+    constants: dict[int, Array]
+    steps: list[Step]
+    result: Structure
+    storage_of: dict[int, int] = field(default_factory=dict)
+    storage_bytes: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan without its constants, as JSON-able data."""
+        from relay.ir.printer import astext
+
+        return {
+            "param_types": [astext(t) for t in self.param_types],
+            "slot_types": [[list(static_shape(t)), str(t.dtype)] for t in self.slot_types],
+            "input_slots": self.input_slots,
+            "constant_slots": sorted(self.constants),
+            "steps": [[s.kernel, s.inputs, s.outputs] for s in self.steps],
+            "result": self.result,
+            "storage_of": [[k, v] for k, v in sorted(self.storage_of.items())],
+            "storage_bytes": self.storage_bytes,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any], constants: dict[int, Array]) -> GraphPlan:
+        """The inverse of :meth:`to_json`."""
+        from relay.ir.parser import parse_type
+
+        def structure(s: Any) -> Structure:
+            return s if isinstance(s, int) else tuple(structure(x) for x in s)
+
+        return GraphPlan(
+            param_types=[parse_type(t) for t in data["param_types"]],
+            slot_types=[
+                TensorType(tuple(shape), dtype)
+                for shape, dtype in data["slot_types"]
+            ],
+            input_slots=list(data["input_slots"]),
+            constants=constants,
+            steps=[Step(k, list(i), list(o)) for k, i, o in data["steps"]],
+            result=structure(data["result"]),
+            storage_of={int(k): int(v) for k, v in data["storage_of"]},
+            storage_bytes=list(data["storage_bytes"]),
+        )
+
+
+def _nbytes(t: TensorType) -> int:
+    return int(np.prod(static_shape(t), dtype=np.int64)) * numpy_dtype(str(t.dtype)).itemsize
+
+
+def _checked(e: Expr) -> Type:
+    ty = e._checked_type
+    if ty is None:
+        raise CompileError("the program must be type-checked before planning", e.span)
+    return ty
+
+
+def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
+    """The plan of a fused dataflow function, and its primitive functions (one per step,
+    kernels not yet named); raises :class:`NotDataflow` for anything else."""
+    slot_types: list[TensorType] = []
+    constants: dict[int, Array] = {}
+    steps: list[Step] = []
+    prims: list[Function] = []
+    env: dict[int, Structure] = {}
+
+    def new_slot(t: TensorType) -> int:
+        static_shape(t)  # dynamic shapes are refused here
+        slot_types.append(t)
+        return len(slot_types) - 1
+
+    def slots_for(ty: Type) -> Structure:
+        if isinstance(ty, TensorType):
+            return new_slot(ty)
+        if isinstance(ty, TupleType):
+            return tuple(slots_for(f) for f in ty.fields)
+        raise NotDataflow(f"a value of type {ty}")
+
+    input_slots: list[int] = []
+    param_types: list[Type] = []
+    for p in func.params:
+        ty = p.type_annotation or _checked(p)
+        param_types.append(ty)
+        env[id(p)] = slots_for(ty)
+        input_slots.extend(_flat(env[id(p)]))
+
+    stack: list[tuple[Expr, bool]] = [(func.body, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in env:
+            continue
+        if isinstance(node, Call):
+            callee = node.op
+            if not (isinstance(callee, Function) and callee.attrs.get("Primitive")):
+                raise NotDataflow("a call of something other than a primitive function")
+            if not ready:
+                stack.append((node, True))
+                stack.extend((a, False) for a in reversed(node.args))
+                continue
+            ins = [s for a in node.args for s in _flat(env[id(a)])]
+            out = slots_for(_checked(node))
+            steps.append(Step(str(len(prims)), ins, _flat(out)))
+            prims.append(callee)
+            env[id(node)] = out
+        elif isinstance(node, Tuple):
+            if not ready:
+                stack.append((node, True))
+                stack.extend((f, False) for f in reversed(node.fields))
+                continue
+            env[id(node)] = tuple(env[id(f)] for f in node.fields)
+        elif isinstance(node, TupleGetItem):
+            if not ready:
+                stack.append((node, True))
+                stack.append((node.tuple_value, False))
+                continue
+            value = env[id(node.tuple_value)]
+            assert isinstance(value, tuple)
+            env[id(node)] = value[node.index]
+        elif isinstance(node, Constant):
+            ty = _checked(node)
+            if not isinstance(ty, TensorType):
+                raise NotDataflow("a non-tensor constant")
+            slot = new_slot(ty)
+            data = np.ascontiguousarray(node.data, dtype=numpy_dtype(str(ty.dtype)))
+            constants[slot] = _aligned_copy(data)
+            env[id(node)] = slot
+        elif isinstance(node, Var):
+            raise NotDataflow(f"the free variable %{node.name_hint}")
+        else:
+            raise NotDataflow(type(node).__name__)
+    plan = GraphPlan(param_types, slot_types, input_slots, constants, steps, env[id(func.body)])
+    plan_memory(plan)
+    return plan, prims
+
+
+def _flat(s: Structure) -> list[int]:
+    if isinstance(s, int):
+        return [s]
+    return [x for f in s for x in _flat(f)]
+
+
+def _aligned_copy(a: Array) -> Array:
+    out = aligned_empty(a.shape, a.dtype)
+    np.copyto(out, a)
+    return out
+
+
+def plan_memory(plan: GraphPlan) -> None:
+    """Assign the intermediate slots to shared storage (see the module docstring, step 3)."""
+    results = set(_flat(plan.result))
+    last_use: dict[int, int] = {}
+    for i, step in enumerate(plan.steps):
+        for s in step.inputs:
+            last_use[s] = i
+    free: list[int] = []  # storage ids
+    sizes: list[int] = []
+    storage_of: dict[int, int] = {}
+    for i, step in enumerate(plan.steps):
+        for s in step.outputs:
+            if s in results:
+                continue  # results get fresh buffers on every call
+            need = _nbytes(plan.slot_types[s])
+            fits = [sid for sid in free if sizes[sid] >= need]
+            if fits:
+                sid = min(fits, key=lambda k: sizes[k])
+                free.remove(sid)
+            elif free:  # grow the largest free buffer rather than add one
+                sid = max(free, key=lambda k: sizes[k])
+                free.remove(sid)
+                sizes[sid] = need
+            else:
+                sid = len(sizes)
+                sizes.append(need)
+            storage_of[s] = sid
+        for s in set(step.inputs) | set(step.outputs):
+            sid_ = storage_of.get(s)
+            if sid_ is not None and last_use.get(s, -1) <= i and sid_ not in free:
+                free.append(sid_)
+    plan.storage_of = storage_of
+    plan.storage_bytes = sizes
+
+
+class GraphExecutor:
+    """Runs a :class:`GraphPlan` with the kernels of a :class:`KernelLibrary`."""
+
+    def __init__(self, plan: GraphPlan, library: KernelLibrary, symbols: Sequence[str]) -> None:
+        self.plan = plan
+        self.library = library
+        library.bind()
+        slot_types = plan.slot_types
+        self._dtypes = [numpy_dtype(str(t.dtype)) for t in slot_types]
+        self._shapes = [static_shape(t) for t in slot_types]
+        storage = [aligned_empty((n,), np.uint8) for n in plan.storage_bytes]
+        template: list[Any] = [None] * len(slot_types)
+        for slot, sid in plan.storage_of.items():
+            n = _nbytes(slot_types[slot])
+            if n:
+                view = storage[sid][:n].view(self._dtypes[slot]).reshape(self._shapes[slot])
+            else:
+                view = aligned_empty(self._shapes[slot], self._dtypes[slot])
+            template[slot] = view
+        for slot, data in plan.constants.items():
+            template[slot] = data
+        self._template = template
+        self._storage = storage
+        self._steps: list[tuple[Any, tuple[int, ...]]] = []
+        for step, symbol in zip(plan.steps, symbols, strict=True):
+            kernel = library.kernels[symbol]
+            extra = []
+            for c in kernel.constants:  # constants the kernel took out of its function
+                slot = len(template)
+                template.append(_aligned_copy(np.ascontiguousarray(c)))
+                extra.append(slot)
+            self._steps.append((kernel.func, (*step.inputs, *extra, *step.outputs)))
+        self._inputs = [(slot, self._shapes[slot], self._dtypes[slot]) for slot in plan.input_slots]
+        # aligned buffers that misaligned or strided arguments are copied into
+        self._staging: dict[int, Array] = {}
+        results = _flat(plan.result)
+        written = {s for step in plan.steps for s in step.outputs}
+        fresh = [s for s in dict.fromkeys(results) if s in written]
+        self._copied = [s for s in dict.fromkeys(results) if s not in written]
+        offsets, self._fresh_bytes = _chunk_layout([_nbytes(slot_types[s]) for s in fresh])
+        self._fresh = [
+            (s, off, _nbytes(slot_types[s]), self._dtypes[s], self._shapes[s])
+            for s, off in zip(fresh, offsets, strict=True)
+        ]
+        self._recycle: list[Array] = []
+        self._lock = threading.Lock()
+
+    def _chunk(self) -> Array:
+        """A buffer for one call's results: a recycled one nobody else holds, or a new one."""
+        recycle = self._recycle
+        for i in range(len(recycle)):
+            if sys.getrefcount(recycle[i]) <= 2:  # the list and the call: nobody else
+                return recycle.pop(i)
+        return aligned_empty((self._fresh_bytes,), np.uint8)
+
+    def _stage(self, slot: int, a: Array) -> Array:
+        """``a`` copied into the slot's aligned staging buffer."""
+        buf = self._staging.get(slot)
+        if buf is None:
+            buf = self._staging[slot] = aligned_empty(a.shape, a.dtype)
+        np.copyto(buf, a)
+        return buf
+
+    def run_flat(self, flat: Sequence[Any], what: str = "the function") -> Any:
+        """Run on flattened arguments; the result in the program's structure."""
+        slots = list(self._template)
+        with self._lock:
+            for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
+                if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
+                    a = _convert(a, shape, dtype, what)
+                if a.ctypes.data % ALIGNMENT or not a.flags.c_contiguous or not a.size:
+                    a = self._stage(slot, a)
+                slots[slot] = a
+            if self._fresh:
+                chunk = self._chunk()
+                for slot, off, n, dtype, shape in self._fresh:
+                    if n:
+                        slots[slot] = chunk[off : off + n].view(dtype).reshape(shape)
+                    else:
+                        slots[slot] = aligned_empty(shape, dtype)
+                self._recycle.append(chunk)
+                if len(self._recycle) > 4:
+                    del self._recycle[0]
+            for func, idx in self._steps:
+                func(*[slots[i] for i in idx])
+        for s in self._copied:
+            slots[s] = np.array(slots[s], copy=True)
+        return _build(self.plan.result, slots)
+
+
+def _chunk_layout(sizes: list[int]) -> tuple[list[int], int]:
+    offsets = []
+    total = 0
+    for n in sizes:
+        offsets.append(total)
+        total += -(-max(n, 1) // ALIGNMENT) * ALIGNMENT
+    return offsets, total
+
+
+def _build(s: Structure, slots: list[Any]) -> Any:
+    if isinstance(s, int):
+        return slots[s]
+    return tuple(_build(f, slots) for f in s)
+
+
+def _convert(a: Any, shape: tuple[int, ...], dtype: np.dtype[Any], what: str) -> Array:
+    """A non-conforming argument: a Python scalar or same-valued array gets the dtype,
+    anything else is a TypeCheckError naming the expected type."""
+    arr = np.asarray(a)
+    expected = f"Tensor[{shape if len(shape) != 1 else f'({shape[0]},)'}, {dtype.name}]"
+    if arr.shape != shape:
+        raise TypeCheckError(
+            f"{what}: expected an argument of type {expected}, got an array of shape {arr.shape}"
+        )
+    if arr.dtype == dtype:
+        return arr
+    if isinstance(a, bool | int | float) or arr.ndim == 0 and np.can_cast(arr, dtype, "same_kind"):
+        converted = np.asarray(a, dtype=dtype)
+        if converted == arr:
+            return converted
+    raise TypeCheckError(
+        f"{what}: expected an argument of type {expected}, got an array of dtype {arr.dtype}"
+    )
+
+
+def build_graph(func: Function, target: Target) -> GraphExecutor:
+    """Plan, compile and load a fused dataflow function (raises :class:`NotDataflow`)."""
+    plan, prims = plan_function(func)
+    library, symbols = compile_functions(prims, target)
+    for step, symbol in zip(plan.steps, symbols, strict=True):
+        step.kernel = symbol
+    return GraphExecutor(plan, library, symbols)
+
+
+def flatten_args(args: Sequence[Any], types: Sequence[Type]) -> list[Any]:
+    """Arguments for tuple-typed parameters taken apart, in the plan's order."""
+    out: list[Any] = []
+    for a, t in zip(args, types, strict=True):
+        _flatten_into(a, t, out)
+    return out
+
+
+def _flatten_into(a: Any, t: Type, out: list[Any]) -> None:
+    if isinstance(t, TupleType):
+        if not isinstance(a, tuple | list) or len(a) != len(t.fields):
+            raise TypeCheckError(f"expected a tuple of {len(t.fields)} values for {t}")
+        for x, ft in zip(a, t.fields, strict=True):
+            _flatten_into(x, ft, out)
+    else:
+        out.append(a)
+
+
+__all__ = [
+    "GraphExecutor",
+    "GraphPlan",
+    "NotDataflow",
+    "build_graph",
+    "flatten_args",
+    "flatten_type",
+    "plan_function",
+]

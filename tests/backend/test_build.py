@@ -1,0 +1,149 @@
+"""relay.build: executables, saving and loading them elsewhere, RELAY_CHECKS."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import relay
+from relay import Tensor, float32
+from relay.backend.cache import kernel_cache
+from relay.errors import CompileError, ExecutionError
+
+pytestmark = pytest.mark.tvm
+
+PROGRAM = """
+def @main(%x: Tensor[(8, 16), float32], %w: Tensor[(4, 16), float32]) {
+  %0 = nn.dense(%x, %w, units=None);
+  %1 = tanh(%0);
+  (%1, sum(%1, axis=[1]))
+}"""
+
+
+def test_build_a_module_a_function_and_a_relay_function() -> None:
+    mod = relay.parse(PROGRAM)
+    x = np.linspace(-1, 1, 128, dtype=np.float32).reshape(8, 16)
+    w = np.linspace(1, -1, 64, dtype=np.float32).reshape(4, 16)
+    want = relay.interpret(mod, x, w)
+    for program in (mod, mod.functions[mod.get_global_var("main")]):
+        exe = relay.build(program)
+        assert isinstance(exe, relay.Executable) and exe.kind == "graph"
+        for g, e in zip(exe(x, w), want, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+
+    @relay
+    def f(x: Tensor[float32, (3,)]) -> Tensor[float32, (3,)]:
+        return np.exp(x) * 2.0
+
+    v = np.array([0, 1, 2], np.float32)
+    np.testing.assert_allclose(relay.build(f)(v), np.exp(v) * 2, rtol=1e-6)
+
+
+def test_build_errors() -> None:
+    with pytest.raises(CompileError, match="the module has no function @main"):
+        relay.build(relay.parse("def @f() { 1f }"))
+    with pytest.raises(CompileError, match="cannot build a int"):
+        relay.build(3)
+
+
+def test_executable_text_shows_the_fused_program() -> None:
+    exe = relay.build(relay.parse(PROGRAM))
+    text = exe.astext()
+    assert "Primitive=1" in text and "nn.dense" in text
+    assert repr(exe).startswith("<relay Executable @main (")
+
+
+LOADER = """
+import sys, numpy as np, relay
+from relay.backend.cache import kernel_cache
+exe = relay.Executable.load(sys.argv[1])
+x = np.linspace(-1, 1, 128, dtype=np.float32).reshape(8, 16)
+w = np.linspace(1, -1, 64, dtype=np.float32).reshape(4, 16)
+a, b = exe(x, w)
+np.save(sys.argv[2], np.concatenate([a.ravel(), b.ravel()]))
+c = kernel_cache()
+print(exe.kind, c.misses + c.disk_hits + c.hits)
+"""
+
+
+def test_save_and_load_in_a_fresh_process(tmp_path: Path) -> None:
+    exe = relay.build(relay.parse(PROGRAM))
+    path = tmp_path / "prog.relay"
+    exe.save(path)
+    env = {**os.environ, "RELAY_CACHE": "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", LOADER, str(path), str(tmp_path / "out.npy")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.split()
+    assert out == ["graph", "0"]  # nothing compiled, nothing looked up
+    x = np.linspace(-1, 1, 128, dtype=np.float32).reshape(8, 16)
+    w = np.linspace(1, -1, 64, dtype=np.float32).reshape(4, 16)
+    a, b = exe(x, w)
+    np.testing.assert_array_equal(
+        np.load(tmp_path / "out.npy"), np.concatenate([a.ravel(), b.ravel()])
+    )
+
+
+def test_load_rejects_other_files(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.relay"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(CompileError, match="is not a relay executable"):
+        relay.Executable.load(bad)
+
+
+def test_interpreted_executables_save_too(tmp_path: Path) -> None:
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(3,), float32], %c: bool) -> Tensor[(3,), float32] {
+  if (%c) { negative(%x) } else { %x }
+}"""
+    )
+    exe = relay.build(mod)
+    exe.save(tmp_path / "i.relay")
+    back = relay.Executable.load(tmp_path / "i.relay")
+    assert back.kind == "interpreter"
+    x = np.ones(3, np.float32)
+    np.testing.assert_array_equal(back(x, True), -x)
+
+
+def test_relay_checks_names_the_kernel_that_differs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from relay.op.registry import get_op
+
+    opdef = get_op("negative")
+
+    def wrong(call):  # a broken lowering: the identity instead of negation
+        from tvm import te
+
+        (x,) = call.args
+        return te.compute(x.shape, lambda *i: x(*i), name="T_wrong")
+
+    monkeypatch.setattr(opdef, "lowering", wrong)
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(13, 7), float32]) {
+  %0 = exp(%x);
+  negative(%0)
+}"""
+    )
+    x = np.ones((13, 7), np.float32)
+    try:
+        with relay.flags.override(cache=False):
+            kernel_cache().clear_memory()
+            exe = relay.build(mod, opt_level=0)  # exp and negative in kernels of their own
+            exe(x)  # no checks: the wrong answer goes unnoticed
+            with relay.flags.override(checks=True), pytest.raises(ExecutionError) as info:
+                exe(x)
+    finally:
+        kernel_cache().clear_memory()
+    message = str(info.value)
+    assert "differs from the interpreter" in message
+    assert "first differing kernel: fused_negative_1" in message
+    assert "negative(%p0)" in message

@@ -1,0 +1,75 @@
+"""Random fused programs: compiled results equal the reference interpreter's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import relay
+
+pytestmark = pytest.mark.tvm
+
+A, B = 6, 20  # small odd sizes: loop tails in every schedule
+
+UNARY = ["negative", "tanh", "sigmoid", "abs", "exp", "nn.relu"]
+BINARY = ["add", "subtract", "multiply", "maximum", "minimum"]
+
+
+@st.composite
+def programs(draw: st.DrawFn) -> str:
+    """A dataflow program over x: (A, B), r: (B,), w: (B, B) mixing elementwise,
+    broadcast, reduction, layout and matmul operators."""
+    values: list[tuple[str, tuple[int, ...]]] = [("%x", (A, B)), ("%r", (B,))]
+    lines: list[str] = []
+    for i in range(draw(st.integers(2, 9))):
+        name = f"%v{i}"
+        kind = draw(st.sampled_from(["unary", "binary", "binary", "reduce", "dense", "transpose"]))
+        src, shape = draw(st.sampled_from(values))
+        if kind == "unary":
+            op = draw(st.sampled_from(UNARY))
+            arg = f"tanh({src})" if op == "exp" else src  # keep exp's input small
+            lines.append(f"  {name} = {op}({arg});")
+            values.append((name, shape))
+        elif kind == "binary":
+            partners = [v for v in values if v[1] == shape or v[1] == (shape[-1],)]
+            other, oshape = draw(st.sampled_from(partners))
+            op = draw(st.sampled_from(BINARY))
+            lines.append(f"  {name} = {op}({src}, {other});")
+            values.append((name, shape))
+        elif kind == "reduce" and len(shape) == 2:
+            op = draw(st.sampled_from(["sum", "max", "mean"]))
+            lines.append(f"  {name} = {op}({src}, axis=[0]);")
+            values.append((name, (shape[1],)))
+        elif kind == "dense" and shape == (A, B):
+            lines.append(f"  {name} = nn.dense({src}, %w, units=None);")
+            values.append((name, (A, B)))
+        elif kind == "transpose" and len(shape) == 2 and shape[0] == shape[1]:
+            lines.append(f"  {name} = transpose({src});")
+            values.append((name, shape))
+        else:
+            lines.append(f"  {name} = negative({src});")
+            values.append((name, shape))
+    last = values[-1][0]
+    other = draw(st.sampled_from(values[2:]))[0]
+    body = "\n".join(lines)
+    return (
+        "def @main(%x: Tensor[(6, 20), float32], %r: Tensor[(20,), float32], "
+        f"%w: Tensor[(20, 20), float32]) {{\n{body}\n  ({last}, {other})\n}}"
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(programs(), st.sampled_from([0, 3]))
+def test_compiled_equals_interpreted(text: str, opt_level: int) -> None:
+    mod = relay.parse(text)
+    rng = np.random.default_rng(len(text))
+    x = rng.standard_normal((A, B)).astype(np.float32)
+    r = rng.standard_normal(B).astype(np.float32)
+    w = (rng.standard_normal((B, B)) / 4).astype(np.float32)
+    exe = relay.build(mod, opt_level=opt_level)
+    assert exe.kind == "graph"
+    got = exe(x, r, w)
+    want = relay.interpret(mod, x, r, w)
+    for g, e in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5, err_msg=text)

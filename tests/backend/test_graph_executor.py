@@ -1,0 +1,237 @@
+"""The graph executor: plans, memory reuse, argument handling, results that never alias."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import relay
+from relay import Tensor, float32
+from relay.backend.build import build
+from relay.backend.graph_executor import plan_function
+from relay.errors import TypeCheckError
+
+pytestmark = pytest.mark.tvm
+
+RNG = np.random.default_rng(0)
+
+
+def rand(*shape: int, dtype: str = "float32") -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+@relay
+def mlp(
+    x: Tensor[float32, (4, 8)], w: Tensor[float32, (16, 8)], b: Tensor[float32, (16,)]
+) -> tuple:
+    h = relay.nn.dense(x, w) + b
+    return np.maximum(h, 0.0).sum(axis=1), np.tanh(h)
+
+
+def test_dataflow_program_runs_compiled_and_matches_the_interpreter() -> None:
+    exe = build(mlp)
+    assert exe.kind == "graph"
+    assert len(exe.kernels) >= 2
+    x, w, b = rand(4, 8), rand(16, 8), rand(16)
+    got, want = exe(x, w, b), mlp.interpret(x, w, b)
+    for g, e in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_calling_a_relay_function_compiles_it() -> None:
+    x, w, b = rand(4, 8), rand(16, 8), rand(16)
+    got = mlp(x, w, b)
+    compiled = mlp._compiled_for((x, w, b)).runtime["executable"]
+    assert compiled.kind == "graph"
+    np.testing.assert_allclose(got[1], mlp.interpret(x, w, b)[1], rtol=1e-5, atol=1e-6)
+
+
+def chain(depth: int) -> relay.Module:
+    body = "\n".join(f"  %{i + 1} = {'tanh' if i % 2 else 'negative'}(%{i});" for i in range(depth))
+    return relay.parse(
+        f"""
+def @main(%x: Tensor[(64, 64), float32]) -> Tensor[(64, 64), float32] {{
+  %0 = add(%x, 1f);
+{body}
+  multiply(%{depth}, 2f)
+}}"""
+    )
+
+
+def test_memory_plan_reuses_buffers_along_a_chain() -> None:
+    exe = build(chain(10), opt_level=0)  # opt level 0: one kernel per operator
+    plan = exe.graph.plan
+    assert len(plan.steps) == 12
+    assert len(plan.storage_bytes) == 2  # two buffers ping-pong along the chain
+    assert all(n == 64 * 64 * 4 for n in plan.storage_bytes)
+    x = rand(64, 64)
+    np.testing.assert_allclose(exe(x), relay.interpret(chain(10), x), rtol=1e-5, atol=1e-6)
+
+
+def test_plan_frees_a_buffer_only_after_its_last_reader() -> None:
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(32,), float32]) -> Tensor[(32,), float32] {
+  %0 = negative(%x);
+  %1 = tanh(%0);
+  %2 = exp(%1);
+  %3 = add(%0, %2);
+  multiply(%3, %1)
+}"""
+    )
+    exe = build(mod, opt_level=0)
+    plan = exe.graph.plan
+    live = {}
+    for i, step in enumerate(plan.steps):
+        for s in step.outputs:
+            if s in plan.storage_of:
+                sid = plan.storage_of[s]
+                holder = live.get(sid)
+                if holder is not None:  # the previous holder must be dead by now
+                    later = [j for j, st in enumerate(plan.steps) if holder in st.inputs]
+                    assert max(later, default=-1) < i
+                live[sid] = s
+    x = rand(32)
+    np.testing.assert_allclose(exe(x), relay.interpret(mod, x), rtol=1e-5, atol=1e-6)
+
+
+def test_results_never_alias_a_later_call() -> None:
+    exe = build(chain(3))
+    x1, x2 = rand(64, 64), rand(64, 64)
+    r1 = exe(x1)
+    keep = r1.copy()
+    r2 = exe(x2)
+    np.testing.assert_array_equal(r1, keep)
+    assert not np.shares_memory(r1, r2)
+    view = r2[3:]
+    del r2
+    r3 = exe(x1)  # r2's buffer is still reachable through the view: not reused
+    assert not np.shares_memory(view, r3)
+
+
+def test_dropped_results_are_recycled() -> None:
+    exe = build(chain(3))
+    x = rand(64, 64)
+    ptrs = set()
+    for _ in range(8):
+        out = exe(x)
+        ptrs.add(out.ctypes.data)
+    assert len(ptrs) <= 3
+
+
+def test_identity_and_duplicate_results_are_copies() -> None:
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(5,), float32]) -> (Tensor[(5,), float32], Tensor[(5,), float32]) {
+  %0 = negative(%x);
+  (%x, %0)
+}"""
+    )
+    exe = build(mod)
+    x = rand(5)
+    a, b = exe(x)
+    assert not np.shares_memory(a, x)
+    np.testing.assert_array_equal(a, x)
+    np.testing.assert_array_equal(b, -x)
+
+
+@pytest.mark.parametrize("layout", ["misaligned", "strided", "fortran", "readonly", "aligned"])
+def test_argument_layouts(layout: str) -> None:
+    exe = build(chain(2))
+    base = rand(64, 64)
+    if layout == "misaligned":
+        raw = np.empty(64 * 64 + 1, np.float32)
+        x = raw[1:].reshape(64, 64)
+        x[...] = base
+        assert x.ctypes.data % 64 != 0
+    elif layout == "strided":
+        big = np.zeros((64, 128), np.float32)
+        big[:, ::2] = base
+        x = big[:, ::2]
+    elif layout == "fortran":
+        x = np.asfortranarray(base)
+    elif layout == "readonly":
+        x = base.copy()
+        x.flags.writeable = False
+    else:
+        from relay.backend.runtime import aligned_empty
+
+        x = aligned_empty((64, 64), np.float32)
+        x[...] = base
+    before = x.copy()
+    np.testing.assert_allclose(exe(x), relay.interpret(chain(2), base), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(x, before)  # the argument is never written
+
+
+def test_wrong_dtype_and_shape_are_clear_errors() -> None:
+    exe = build(chain(1))
+    with pytest.raises(
+        TypeCheckError, match=r"expected an argument of type .*float32.*dtype float64"
+    ):
+        exe(np.zeros((64, 64)))
+    with pytest.raises(TypeCheckError, match=r"shape \(64, 63\)"):
+        exe(np.zeros((64, 63), np.float32))
+    with pytest.raises(relay.ExecutionError, match="takes 1 arguments, got 2"):
+        exe(np.zeros((64, 64), np.float32), 1)
+
+
+def test_annotated_function_reports_bad_arguments_with_the_parameter() -> None:
+    with pytest.raises(TypeCheckError, match="argument 0 of mlp"):
+        mlp(np.zeros((4, 9), np.float32), rand(16, 8), rand(16))
+
+
+def test_scalars_tuples_and_constants() -> None:
+    mod = relay.parse(
+        """
+def @main(%p: (Tensor[(3,), float32], Tensor[(), float32]), %k: Tensor[(), int32]) {
+  %0 = %p.0;
+  %1 = %p.1;
+  %2 = multiply(%0, %1);
+  (%2, add(%k, 1))
+}"""
+    )
+    exe = build(mod)
+    v, s = np.array([1, 2, 3], np.float32), np.float32(2)
+    got = exe((v, s), 4)
+    np.testing.assert_array_equal(got[0], [2, 4, 6])
+    assert got[1] == 5 and got[1].dtype == np.int32
+
+
+def test_tensor_constants_are_bound_once() -> None:
+    c = relay.const(np.arange(6, dtype=np.float32).reshape(2, 3))
+    x = relay.ir.Var("x", relay.ir.types.TensorType((2, 3), "float32"))
+    func = relay.ir.Function((x,), relay.op.add(relay.op.multiply(x, c), c))
+    exe = build(func)
+    plan = exe.graph.plan
+    assert len(plan.constants) == 1
+    xv = rand(2, 3)
+    np.testing.assert_allclose(exe(xv), xv * c.data + c.data, rtol=1e-6)
+
+
+def test_control_flow_runs_on_the_interpreter() -> None:
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(3,), float32], %c: bool) -> Tensor[(3,), float32] {
+  if (%c) { negative(%x) } else { %x }
+}"""
+    )
+    exe = build(mod)
+    assert exe.kind == "interpreter"
+    x = rand(3)
+    np.testing.assert_array_equal(exe(x, True), -x)
+
+
+def test_plan_rejects_non_dataflow() -> None:
+    from relay.backend.build import optimize
+    from relay.backend.graph_executor import NotDataflow
+
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(3,), float32]) -> Tensor[(3,), float32] {
+  let %f = fn (%y: Tensor[(3,), float32]) { negative(%y) };
+  %f(%f(%x))
+}"""
+    )
+    opt = optimize(relay.infer_type(mod), mod.get_global_var("main"), opt_level=0)
+    with pytest.raises(NotDataflow):
+        plan_function(opt.functions[opt.get_global_var("main")])

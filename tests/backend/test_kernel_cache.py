@@ -1,0 +1,183 @@
+"""The kernel cache: memory and disk, atomic entries, corruption, concurrency, eviction."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import relay
+from relay.backend.cache import kernel_cache
+from relay.backend.compiler import compile_functions
+from relay.backend.target import Target
+from relay.testing.lowering import primitive_op_function
+
+pytestmark = pytest.mark.tvm
+
+
+def func(n: int) -> relay.ir.Function:
+    return primitive_op_function("negative", (np.zeros(n, np.float32),), {})
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path):
+    with relay.flags.override(cache_dir=str(tmp_path / "kernels"), cache=True):
+        kernel_cache().clear_memory()
+        yield tmp_path / "kernels"
+        kernel_cache().clear_memory()
+
+
+def entries(d: Path) -> tuple[list[Path], list[Path]]:
+    return sorted(d.glob("*.json")), sorted(d.glob("*.so"))
+
+
+def run(lib, symbol: str, n: int) -> np.ndarray:
+    x = np.arange(n, dtype=np.float32)
+    (out,) = lib[symbol](x)
+    return out
+
+
+def test_disk_entry_is_written_privately_and_reloaded(cache_dir: Path) -> None:
+    lib, (sym,) = compile_functions([func(37)], Target())
+    metas, libs = entries(cache_dir)
+    assert len(metas) == 1 and len(libs) == 1
+    assert stat.S_IMODE(cache_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(libs[0].stat().st_mode) == 0o600
+    meta = json.loads(metas[0].read_text())
+    assert meta["library"] == libs[0].name and meta["size"] == libs[0].stat().st_size
+    cache = kernel_cache()
+    cache.clear_memory()
+    before = cache.disk_hits
+    lib2, (sym2,) = compile_functions([func(37)], Target())
+    assert cache.disk_hits == before + 1
+    np.testing.assert_array_equal(run(lib2, sym2, 37), -np.arange(37, dtype=np.float32))
+
+
+def test_memory_hit_returns_the_same_library(cache_dir: Path) -> None:
+    lib1, _ = compile_functions([func(38)], Target())
+    lib2, _ = compile_functions([func(38)], Target())
+    assert lib1 is lib2
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "delete-library", "garbage-json"])
+def test_corrupt_entries_are_recompiled(cache_dir: Path, damage: str) -> None:
+    compile_functions([func(39)], Target())
+    (meta,), (so,) = entries(cache_dir)
+    if damage == "truncate":
+        so.write_bytes(so.read_bytes()[: so.stat().st_size // 2])
+    elif damage == "flip":
+        data = bytearray(so.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        so.write_bytes(bytes(data))
+    elif damage == "delete-library":
+        so.unlink()
+    else:
+        meta.write_text("{not json")
+    cache = kernel_cache()
+    cache.clear_memory()
+    misses = cache.misses
+    lib, (sym,) = compile_functions([func(39)], Target())
+    assert cache.misses == misses + 1
+    np.testing.assert_array_equal(run(lib, sym, 39), -np.arange(39, dtype=np.float32))
+    # the damaged entry was replaced by a good one
+    cache.clear_memory()
+    hits = cache.disk_hits
+    compile_functions([func(39)], Target())
+    assert cache.disk_hits == hits + 1
+
+
+def test_read_only_directory_still_compiles(tmp_path: Path) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o500)
+    if os.access(ro, os.W_OK):  # running as root: permissions do not stop writes
+        pytest.skip("the test runs as a user that can write anywhere")
+    with relay.flags.override(cache_dir=str(ro), cache=True):
+        kernel_cache().clear_memory()
+        lib, (sym,) = compile_functions([func(40)], Target())
+    np.testing.assert_array_equal(run(lib, sym, 40), -np.arange(40, dtype=np.float32))
+    assert list(ro.iterdir()) == []
+
+
+def test_unwritable_path_still_compiles(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with relay.flags.override(cache_dir=str(blocker / "kernels"), cache=True):
+        kernel_cache().clear_memory()
+        lib, (sym,) = compile_functions([func(41)], Target())
+    np.testing.assert_array_equal(run(lib, sym, 41), -np.arange(41, dtype=np.float32))
+
+
+def test_disabled_disk_cache_writes_nothing(tmp_path: Path) -> None:
+    d = tmp_path / "off"
+    with relay.flags.override(cache_dir=str(d), cache=False):
+        kernel_cache().clear_memory()
+        compile_functions([func(42)], Target())
+    assert not d.exists()
+
+
+def test_eviction_keeps_the_directory_bounded(cache_dir: Path) -> None:
+    for n in range(50, 56):
+        compile_functions([func(n)], Target())
+    assert len(list(cache_dir.glob("*.so"))) == 6
+    with relay.flags.override(cache_mb=0):
+        kernel_cache().evict(cache_dir)
+    assert list(cache_dir.glob("*.so")) == []
+
+
+def test_eviction_removes_least_recently_used_first(cache_dir: Path) -> None:
+    for n in (60, 61, 62):
+        compile_functions([func(n)], Target())
+    metas = {
+        json.loads(p.read_text())["kernels"][0]["inputs"][0][0][0]: p
+        for p in cache_dir.glob("*.json")
+    }
+    # make 60 the oldest, 62 the newest
+    for age, n in enumerate((60, 61, 62)):
+        for p in cache_dir.glob(metas[n].stem + "*"):
+            os.utime(p, (1_000_000 + age, 1_000_000 + age))
+    sizes = sum(p.stat().st_size for p in cache_dir.iterdir())
+    cache = kernel_cache()
+    # a bound just below the total: the oldest entry goes first
+    cache.evict_to(cache_dir, sizes - 1)
+    remaining = {p.stem for p in cache_dir.glob("*.json")}
+    assert metas[60].stem not in remaining
+    assert metas[62].stem in remaining
+
+
+WRITER = """
+import sys, numpy as np
+from relay.backend.compiler import compile_functions
+from relay.backend.target import Target
+from relay.testing.lowering import primitive_op_function
+f = primitive_op_function("negative", (np.zeros(77, np.float32),), {})
+lib, (sym,) = compile_functions([f], Target())
+(out,) = lib[sym](np.arange(77, dtype=np.float32))
+assert (out == -np.arange(77, dtype=np.float32)).all()
+from relay.backend.cache import kernel_cache
+c = kernel_cache()
+print(c.disk_hits, c.misses)
+"""
+
+
+def test_concurrent_processes_and_a_warm_second_process(cache_dir: Path) -> None:
+    env = {**os.environ, "RELAY_CACHE_DIR": str(cache_dir), "RELAY_CACHE": "1"}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    for p in procs:
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0
+    metas, libs = entries(cache_dir)
+    assert len(metas) == 1 and len(libs) >= 1
+    # a later process compiles nothing
+    out = subprocess.run(
+        [sys.executable, "-c", WRITER], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["1", "0"]

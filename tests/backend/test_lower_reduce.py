@@ -1,0 +1,402 @@
+"""Compiled reductions (``relay/op/lowering/reduce.py``) against their numpy references.
+
+Every reduction (sum, prod, max, min, mean, argmax, argmin, logsumexp, variance) and
+``collapse_sum_like`` is compiled as a single call and compared with the reference: axes
+(None, int, lists, negative), keepdims, exclude (including nothing left to reduce), the
+dtypes each accepts, nan/inf, ties, integer wrap-around, empty reductions, float16.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import as_strided
+
+from relay.backend.target import Target
+from relay.testing.lowering import check_op_lowering, primitive_op_function, run_compiled_op
+
+pytestmark = pytest.mark.tvm
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+EXACT = Target("llvm", fast_math=False)
+"""fast_math off: logsumexp's exponential is the exact one."""
+
+
+def _data(shape: tuple[int, ...], dtype: str, seed: int = 0) -> Array:
+    """Random data of ``dtype``: normal floats, integers over the dtype's range, bools."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.standard_normal(shape) > 0
+    if dtype.startswith("float"):
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = max(int(info.min), -(2**20)), min(int(info.max), 2**20)
+    return rng.integers(lo, hi, shape, endpoint=True).astype(dtype)
+
+
+def _tol(dtype: str) -> dict[str, float]:
+    return {"rtol": 1e-2, "atol": 1e-2} if dtype == "float16" else {"rtol": 1e-5, "atol": 1e-5}
+
+
+def _keep_mean(x: Array, axes: tuple[int, ...]) -> Array:
+    """A mean of ``x``'s dtype with keepdims (variance's second input)."""
+    return np.asarray(np.mean(x, axis=axes, keepdims=True)).astype(x.dtype)
+
+
+def _compact_empty(shape: tuple[int, ...], dtype: str) -> Array:
+    """An empty array with the compact strides and 64-byte alignment TVM's argument check
+    insists on (numpy gives empty arrays strides of 0, which the kernels reject)."""
+    itemsize = np.dtype(dtype).itemsize
+    strides, step = [], itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    buf = np.zeros(128, np.uint8)
+    offset = -buf.ctypes.data % 64
+    base = buf[offset : offset + 64].view(dtype)
+    return as_strided(base, shape, tuple(reversed(strides)))
+
+
+# ---- axes, keepdims, exclude --------------------------------------------------------------------
+
+ONE_INPUT = ["sum", "prod", "max", "min", "mean", "argmax", "argmin", "logsumexp"]
+
+AXES = [
+    {"axis": None},
+    {"axis": 1},
+    {"axis": -1, "keepdims": True},
+    {"axis": [0, 2]},
+    {"axis": [-1, 0], "keepdims": True},
+    {"axis": [1], "exclude": True},
+    {"axis": [-3, 2], "exclude": True, "keepdims": True},
+    {"axis": [0, 1, 2], "exclude": True},  # nothing left to reduce
+]
+
+
+@pytest.mark.parametrize("attrs", AXES, ids=str)
+@pytest.mark.parametrize("op", ONE_INPUT)
+def test_axes(op: str, attrs: dict[str, Any]) -> None:
+    check_op_lowering(op, _data((3, 7, 5), "float32"), rtol=1e-5, atol=1e-5, **attrs)
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "mean", "logsumexp"])
+def test_rank0_is_identity(op: str) -> None:
+    check_op_lowering(op, np.array(-2.5, np.float32))
+
+
+@pytest.mark.parametrize("axis", [None, 0, [0, 3], [-2]])
+def test_rank4_odd_sizes(axis: Any) -> None:
+    x = _data((2, 1, 33, 3), "float32", seed=3)
+    check_op_lowering("sum", x, axis=axis, rtol=1e-5, atol=1e-5)
+    check_op_lowering("argmin", x, axis=axis, keepdims=True)
+
+
+# ---- dtypes -------------------------------------------------------------------------------------
+
+DTYPES = ["float64", "float16", "int32", "int8", "uint8", "int64", "bool"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ONE_INPUT)
+def test_dtypes(op: str, dtype: str) -> None:
+    if op == "mean" and dtype == "bool":
+        pytest.skip("the type relation rejects a bool mean")
+    if op == "logsumexp" and not dtype.startswith("float"):
+        pytest.skip("logsumexp needs floats")
+    x = _data((7, 33), dtype, seed=1)
+    tol = _tol(dtype)
+    if op == "prod" and dtype.startswith("float"):
+        x = (1 + 0.1 * x).astype(dtype)  # a product of 33 values near 1 stays in range
+    axis = 0 if dtype in ("float64", "int8", "bool") else 1
+    check_op_lowering(op, x, axis=axis, **tol)
+    check_op_lowering(op, x, axis=None, keepdims=True, **tol)
+
+
+def test_bool_sum_prod_are_or_and() -> None:
+    x = np.array([[True, True, False], [False, False, False], [True, True, True]])
+    assert run_compiled_op("sum", x, axis=1).tolist() == [True, False, True]
+    assert run_compiled_op("prod", x, axis=1).tolist() == [False, False, True]
+    assert run_compiled_op("max", x, axis=0).tolist() == [True, True, True]
+    assert run_compiled_op("min", x, axis=0).tolist() == [False, False, False]
+    check_op_lowering("sum", x, axis=1)
+    check_op_lowering("prod", x, axis=[0, 1])
+
+
+# ---- integers: wrap-around and truncating means -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "x"),
+    [
+        ("sum", np.full((3, 100), 100, np.int8)),  # wraps around in int8
+        ("sum", np.full((2, 5), 2**30, np.int32)),
+        ("sum", np.full((2, 9), 200, np.uint8)),
+        ("prod", np.full((2, 7), 3, np.int8)),
+        ("prod", np.full((2, 40), -3, np.int32)),
+        ("mean", np.full((3, 100), 100, np.int8)),  # the int8 sum wraps, then divides
+        ("mean", np.full((3, 300), -7, np.int8)),  # a count (300) outside int8
+        ("mean", np.full((2, 300), 255, np.uint8)),
+        ("mean", np.array([[-7, 2, 0], [7, -2, 0], [-1, -1, 1]], np.int32)),  # toward zero
+        ("mean", np.array([[-128, -128], [127, 127]], np.int8)),
+        ("max", np.array([[-128, -128], [127, -128]], np.int8)),
+        ("min", np.array([[0, 255], [255, 255]], np.uint8)),
+    ],
+)
+def test_integer_semantics(op: str, x: Array) -> None:
+    check_op_lowering(op, x, axis=1)
+
+
+def test_integer_mean_truncates_toward_zero() -> None:
+    x = np.array([[-7, 2, 0], [7, -2, 0]], np.int32)  # sums -5, 5; counts 3
+    assert run_compiled_op("mean", x, axis=1).tolist() == [-1, 1]
+
+
+# ---- nan, inf, ties -----------------------------------------------------------------------------
+
+
+def _specials() -> Array:
+    x = _data((7, 9), "float32", seed=2)
+    x[0, 3] = np.nan  # one nan
+    x[1, :] = -np.inf  # all -inf
+    x[2, 4] = np.inf
+    x[3, 0], x[3, 5] = np.nan, np.inf
+    x[4, 2], x[4, 6] = np.nan, np.nan  # two nans (argmax: the first, or the last)
+    x[5, :] = np.inf
+    x[6, 1], x[6, 7] = -np.inf, np.inf
+    return x
+
+
+@pytest.mark.parametrize("target", [None, EXACT], ids=["fast_math", "exact"])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "mean", "logsumexp"])
+def test_nan_inf(op: str, axis: int, target: Any) -> None:
+    check_op_lowering(op, _specials(), axis=axis, target=target)
+
+
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, None])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_nan_inf(op: str, axis: Any, last: bool) -> None:
+    check_op_lowering(op, _specials(), axis=axis, select_last_index=last)
+
+
+def test_max_propagates_nan() -> None:
+    x = np.array([[np.nan, 1.0, 2.0], [1.0, 2.0, np.nan], [1.0, np.nan, -np.inf]], np.float32)
+    for op in ("max", "min"):
+        assert np.isnan(run_compiled_op(op, x, axis=1)).all()
+    assert run_compiled_op("argmax", x, axis=1).tolist() == [0, 2, 1]
+    assert run_compiled_op("argmin", x, axis=1, select_last_index=True).tolist() == [0, 2, 1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bool"])
+@pytest.mark.parametrize("last", [False, True])
+@pytest.mark.parametrize("axis", [1, [0, 1], [0, 2]])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_arg_ties(op: str, axis: Any, last: bool, dtype: str) -> None:
+    x = np.random.default_rng(4).integers(0, 2, (3, 7, 5)).astype(dtype)
+    check_op_lowering(op, x, axis=axis, select_last_index=last)
+
+
+@pytest.mark.parametrize(
+    ("op", "x"),
+    [
+        ("argmax", np.full((2, 5), -128, np.int8)),  # every value is the identity's
+        ("argmin", np.full((2, 5), 127, np.int8)),
+        ("argmax", np.full((2, 5), -np.inf, np.float32)),
+        ("argmin", np.full((2, 5), np.inf, np.float32)),
+        ("argmax", np.zeros((2, 5), bool)),
+        ("argmin", np.full((2, 5), 65535, np.uint16)),
+    ],
+)
+@pytest.mark.parametrize("last", [False, True])
+def test_arg_extreme_values(op: str, x: Array, last: bool) -> None:
+    got = check_op_lowering(op, x, axis=1, select_last_index=last)
+    assert got.tolist() == [4 if last else 0] * 2
+
+
+def test_argmax_flat_index_over_several_axes() -> None:
+    x = np.zeros((2, 3, 4), np.float32)
+    x[1, 2, 1] = 5.0  # flat over axes (1, 2): 2 * 4 + 1 = 9
+    x[0, 0, 3] = 5.0  # 3
+    assert run_compiled_op("argmax", x, axis=[1, 2]).tolist() == [3, 9]
+    # exclude: over axes (0, 2) for each of axis 1
+    assert run_compiled_op("argmax", x, axis=[1], exclude=True).tolist() == [3, 0, 5]
+
+
+# ---- logsumexp ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", [None, EXACT], ids=["fast_math", "exact"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64"])
+def test_logsumexp_is_stable(dtype: str, target: Any) -> None:
+    scale = {"float16": 1000.0, "float32": 300.0, "float64": 3000.0}[dtype]
+    x = (_data((5, 33), "float64", seed=5) * scale).astype(dtype)  # exp alone would overflow
+    got = check_op_lowering("logsumexp", x, axis=1, target=target, **_tol(dtype))
+    assert np.isfinite(got).all()
+
+
+def test_logsumexp_special_rows() -> None:
+    x = np.array(
+        [[-np.inf] * 3, [np.inf, 1.0, 2.0], [np.nan, 1.0, 2.0], [-np.inf, 0.0, -np.inf]],
+        np.float32,
+    )
+    got = run_compiled_op("logsumexp", x, axis=1)
+    assert got[0] == -np.inf and got[1] == np.inf and np.isnan(got[2]) and got[3] == 0.0
+
+
+# ---- mean, variance -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int8", "uint8"])
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_variance_dtypes(dtype: str, unbiased: bool) -> None:
+    x = _data((7, 33), dtype, seed=6)
+    if dtype in ("int8", "uint8"):
+        x = (x % 16).astype(dtype)  # squares that stay small (and some that wrap in int8)
+    check_op_lowering("variance", x, _keep_mean(x, (1,)), axis=1, unbiased=unbiased, **_tol(dtype))
+
+
+@pytest.mark.parametrize(
+    "attrs",
+    [
+        {"axis": None},
+        {"axis": 0, "keepdims": True},
+        {"axis": [0, -1]},
+        {"axis": [1], "exclude": True, "keepdims": True},
+        {"axis": [0, 1, 2], "exclude": True},  # nothing reduced: (x - m)^2 / (1 - unbiased)
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_variance_axes(attrs: dict[str, Any], unbiased: bool) -> None:
+    x = _data((3, 7, 5), "float32", seed=7)
+    from relay.op.reduce import reduce_axes
+
+    axis = attrs["axis"]
+    axes = reduce_axes(3, (axis,) if isinstance(axis, int) else axis, bool(attrs.get("exclude")))
+    mean = _keep_mean(x, axes) if axes else x[:1]  # broadcast along axis 0 when nothing reduced
+    check_op_lowering("variance", x, mean, unbiased=unbiased, **attrs)
+
+
+def test_variance_of_a_given_mean() -> None:
+    x = _data((4, 6), "float32", seed=8)
+    m = np.full((1, 1), 0.5, np.float32)  # not the data's mean, broadcast on both axes
+    check_op_lowering("variance", x, m, axis=1, unbiased=True)
+    check_op_lowering("variance", x, np.zeros((4, 1), np.float32), axis=[0, 1])
+
+
+def test_unbiased_variance_of_one_element() -> None:
+    x = np.array([[1.0], [np.nan], [np.inf]], np.float32)
+    m = np.array([[1.0], [0.0], [1.0]], np.float32)
+    got = check_op_lowering("variance", x, m, axis=1, unbiased=True)  # 0 / 0, nan / 0, inf / 0
+    assert np.isnan(got[0]) and np.isnan(got[1]) and got[2] == np.inf
+
+
+def test_mean_float16_in_float32() -> None:
+    x = np.full((2, 4096), 1.0, np.float16)  # a float16 running sum would stop at 2048
+    got = check_op_lowering("mean", x, axis=1)
+    assert got.tolist() == [1.0, 1.0]
+
+
+def test_sum_float16_accumulates_in_float32() -> None:
+    # numpy's float16 sum rounds each step along a strided axis (2048 + 1 == 2048) but not
+    # along a contiguous one (pairwise in float32); the compiled sum is 4096 both ways
+    x = np.ones((4096, 3), np.float16)
+    assert run_compiled_op("sum", x, axis=0).tolist() == [4096.0] * 3
+    check_op_lowering("sum", x.T.copy(), axis=1)
+
+
+# ---- empty reductions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bool"])
+@pytest.mark.parametrize("op", ["sum", "prod", "max", "min", "mean", "logsumexp"])
+def test_empty_reduction(op: str, dtype: str) -> None:
+    if (op == "mean" and dtype == "bool") or (op == "logsumexp" and dtype != "float32"):
+        pytest.skip("rejected by the type relation")
+    if op == "mean" and dtype == "int8":
+        pytest.skip("an integer mean over no element is a type error")
+    check_op_lowering(op, _compact_empty((5, 0), dtype), axis=1)
+    check_op_lowering(op, _compact_empty((0, 3), dtype), axis=0, keepdims=True)
+
+
+@pytest.mark.parametrize("unbiased", [False, True])
+def test_empty_variance(unbiased: bool) -> None:
+    x = _compact_empty((3, 0, 2), "float32")
+    check_op_lowering("variance", x, np.zeros((3, 1, 2), np.float32), axis=1, unbiased=unbiased)
+
+
+def test_empty_output() -> None:
+    check_op_lowering("sum", _compact_empty((0, 3), "float32"), axis=1)
+    check_op_lowering("argmax", _compact_empty((0, 3), "float32"), axis=1)
+
+
+# ---- collapse_sum_like --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "target"),
+    [
+        ((3, 7, 5), (7, 5)),
+        ((3, 7, 5), (7, 1)),
+        ((3, 7, 5), (1, 7, 1)),
+        ((3, 7, 5), ()),
+        ((3, 7, 5), (3, 7, 5)),
+        ((3, 1, 5), (1, 5)),
+        ((33,), (1,)),
+        ((2, 1, 1), (1, 1)),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_collapse_sum_like(shape: tuple[int, ...], target: tuple[int, ...], dtype: str) -> None:
+    x = _data(shape, dtype, seed=9)
+    check_op_lowering("collapse_sum_like", x, np.zeros(target, dtype), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bool", "float64", "uint8"])
+def test_collapse_sum_like_dtypes(dtype: str) -> None:
+    x = _data((4, 7, 3), dtype, seed=10)
+    check_op_lowering("collapse_sum_like", x, np.zeros((7, 1), dtype), **_tol(dtype))
+
+
+# ---- structure ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "args", "attrs"),
+    [
+        ("sum", 1, {"axis": 1}),
+        ("prod", 1, {"axis": 0}),
+        ("max", 1, {"axis": None}),
+        ("min", 1, {"axis": [0, 1]}),
+        ("mean", 1, {"axis": 1}),
+        ("argmax", 1, {"axis": 1}),
+        ("argmin", 1, {"axis": 0}),
+        ("logsumexp", 1, {"axis": 1}),
+        ("variance", 2, {"axis": 1}),
+        ("collapse_sum_like", 2, {}),
+    ],
+)
+def test_lowered_as_reduction_blocks(op: str, args: int, attrs: dict[str, Any]) -> None:
+    """Each reduction is a block with reduction iterators (what the schedules look for)."""
+    from relay.backend.lower import lower_primitive
+    from relay.backend.runtime import tvm
+
+    x = _data((6, 8), "float32")
+    second = np.zeros((6, 1) if op == "variance" else (8,), np.float32)
+    func = primitive_op_function(op, (x, second)[:args], attrs)
+    prim = lower_primitive(func).prim_func
+    comm_reduce = tvm().tirx.IterVar.CommReduce
+    reductions: list[str] = []
+
+    def visit(node: Any) -> None:
+        if isinstance(node, tvm().tirx.SBlock):
+            if any(iv.iter_type == comm_reduce for iv in node.iter_vars):
+                reductions.append(node.name_hint)
+
+    tvm().tirx.stmt_functor.post_order_visit(prim.body, visit)
+    assert reductions, f"{op}: no reduction block in\n{prim}"
+    assert len(reductions) == (2 if op == "logsumexp" else 1)
