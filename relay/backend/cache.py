@@ -126,6 +126,7 @@ class KernelCache:
     def __init__(self) -> None:
         self.memory: OrderedDict[str, KernelLibrary] = OrderedDict()
         self.lock = threading.Lock()
+        self._pending: list[threading.Thread] = []
         self.hits = 0
         self.disk_hits = 0
         self.misses = 0
@@ -205,17 +206,41 @@ class KernelCache:
     # -- stores --------------------------------------------------------------------------------
 
     def store(self, lib: KernelLibrary) -> None:
-        """Keep ``lib`` in memory, and on disk when the disk cache is on and writable."""
+        """Keep ``lib`` in memory, and on disk when the disk cache is on and writable.
+
+        The disk write (which links a shared object with the system compiler, 0.1-0.2 s)
+        runs on a background thread, so the first call does not wait for it; the process
+        waits for pending writes before it exits, and :meth:`flush` waits for them now."""
         self._remember(lib)
         directory = self.directory(create=True)
         if directory is None:
             return
+        lib.bind()  # the module's code is generated before another thread exports it
+        thread = threading.Thread(
+            target=self._store_on_disk, args=(directory, lib), name="relay-kernel-cache"
+        )
+        with self.lock:
+            self._pending = [t for t in self._pending if t.is_alive()]
+            self._pending.append(thread)
+        thread.start()
+
+    def _store_on_disk(self, directory: Path, lib: KernelLibrary) -> None:
         try:
             self._write(directory, lib)
         except OSError as err:
             self._warn(str(directory), f"kernel cache {directory} is read-only here: {err}")
             return
+        except Exception as err:  # a failed link must not take the program down
+            flags.debug_print(1, f"kernel cache: could not store {lib.key[:12]}: {err}")
+            return
         self.evict(directory)
+
+    def flush(self) -> None:
+        """Wait for the disk writes started so far."""
+        with self.lock:
+            pending = list(self._pending)
+        for t in pending:
+            t.join()
 
     def _remember(self, lib: KernelLibrary) -> None:
         with self.lock:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,9 @@ class Kernel:
         return outs
 
 
+_EXPORT_LOCK = threading.Lock()
+
+
 def _shape(t: TensorType) -> tuple[int, ...]:
     return tuple(d if isinstance(d, int) else -1 for d in t.shape)
 
@@ -74,11 +78,12 @@ class KernelLibrary:
     def export(self, path: Path) -> None:
         """Write the library as a shared object (linked by TVM with the system compiler the
         first time, then kept)."""
-        if self.shared_object is None:
-            self.module.export_library(str(path))
-            self.shared_object = path.read_bytes()
-        else:
-            path.write_bytes(self.shared_object)
+        with _EXPORT_LOCK:
+            if self.shared_object is None:
+                self.module.export_library(str(path))
+                self.shared_object = path.read_bytes()
+                return
+        path.write_bytes(self.shared_object)
 
     def __getitem__(self, name: str) -> Kernel:
         return self.kernels[name]

@@ -190,7 +190,7 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
             if not isinstance(ty, TensorType):
                 raise NotDataflow("a non-tensor constant")
             slot = new_slot(ty)
-            data = np.ascontiguousarray(node.data, dtype=numpy_dtype(str(ty.dtype)))
+            data = np.asarray(node.data, dtype=numpy_dtype(str(ty.dtype)))
             constants[slot] = _aligned_copy(data)
             env[id(node)] = slot
         elif isinstance(node, Var):
@@ -278,7 +278,7 @@ class GraphExecutor:
             extra = []
             for c in kernel.constants:  # constants the kernel took out of its function
                 slot = len(template)
-                template.append(_aligned_copy(np.ascontiguousarray(c)))
+                template.append(_aligned_copy(np.asarray(c)))
                 extra.append(slot)
             self._steps.append((kernel.func, (*step.inputs, *extra, *step.outputs)))
         self._inputs = [(slot, self._shapes[slot], self._dtypes[slot]) for slot in plan.input_slots]
@@ -293,15 +293,20 @@ class GraphExecutor:
             (s, off, _nbytes(slot_types[s]), self._dtypes[s], self._shapes[s])
             for s, off in zip(fresh, offsets, strict=True)
         ]
-        self._recycle: list[Array] = []
+        self._recycle: list[tuple[Array, Array]] = []  # (memory owner, result chunk)
         self._lock = threading.Lock()
 
     def _chunk(self) -> Array:
-        """A buffer for one call's results: a recycled one nobody else holds, or a new one."""
+        """A buffer for one call's results: a recycled one nobody else holds, or a new one.
+
+        Views of the buffer (the results, and anything the caller sliced from them) all
+        refer to the array that owns its memory, so that array's reference count says
+        whether any is still alive."""
         recycle = self._recycle
         for i in range(len(recycle)):
-            if sys.getrefcount(recycle[i]) <= 2:  # the list and the call: nobody else
-                return recycle.pop(i)
+            # the owner is referred to by the chunk, the entry and the call: nobody else
+            if sys.getrefcount(recycle[i][0]) <= 3:
+                return recycle.pop(i)[1]
         return aligned_empty((self._fresh_bytes,), np.uint8)
 
     def _stage(self, slot: int, a: Array) -> Array:
@@ -329,7 +334,7 @@ class GraphExecutor:
                         slots[slot] = chunk[off : off + n].view(dtype).reshape(shape)
                     else:
                         slots[slot] = aligned_empty(shape, dtype)
-                self._recycle.append(chunk)
+                self._recycle.append((chunk.base if chunk.base is not None else chunk, chunk))
                 if len(self._recycle) > 4:
                     del self._recycle[0]
             for func, idx in self._steps:

@@ -127,8 +127,71 @@ def schedule_reduction(sch: Any, block: Any) -> None:
             sch.parallel(fused)
 
 
-def schedule_generic(sch: Any, lowered: LoweredFunc) -> None:
-    """Producers inlined; each remaining block scheduled as injective or reduction."""
+def inner_contiguous_reduction(sch: Any, block: Any) -> bool:
+    """Whether ``block`` has one reduction loop, innermost, over the last axis it reads, of
+    a length that is a multiple of 16 (what :func:`schedule_rfactor` handles)."""
+    iter_var = _tirx().IterVar
+    stmt = sch.get(block)
+    ivars = stmt.iter_vars
+    loops = sch.get_loops(block)
+    if not ivars or len(loops) != len(ivars) or ivars[-1].iter_type == iter_var.DataPar:
+        return False
+    if sum(iv.iter_type != iter_var.DataPar for iv in ivars) != 1:
+        return False
+    n = extent(sch, loops[-1])
+    if n % VECTOR or n < 2 * VECTOR:
+        return False
+    reads = stmt.reads
+    return (
+        bool(reads)
+        and len(reads[0].region) > 0
+        and reads[0].region[-1].min.same_as(ivars[-1].var)
+    )
+
+
+def schedule_rfactor(sch: Any, block: Any) -> None:
+    """A reduction along contiguous memory, vectorized: ``k`` is split by 16 lanes and
+    factored out (``rfactor``), so each output accumulates 16 partial sums in a vector
+    register and adds them at the end; with a single output and a long reduction the
+    partial sums are also split in 16 chunks that run in parallel. (TVM's ``rfactor``
+    knows ``te.sum``, products and integer min/max; other reducers raise, and the caller
+    falls back to :func:`schedule_reduction`.)"""
+    iter_var = _tirx().IterVar
+    loops = sch.get_loops(block)
+    kinds = [iv.iter_type for iv in sch.get(block).iter_vars]
+    spatial = [lp for lp, k in zip(loops, kinds, strict=True) if k == iter_var.DataPar]
+    k = loops[-1]
+    n = extent(sch, k)
+    total = 1
+    for lp in spatial:
+        total *= extent(sch, lp)
+    chunks = 16 if total == 1 and n >= 1 << 16 and n % (16 * VECTOR) == 0 else 1
+    kp, ko, ki = sch.split(k, [chunks, None, VECTOR])
+    sch.reorder(kp, ki, ko)
+    rf = sch.rfactor(sch.fuse(kp, ki), factor_axis=len(spatial))
+    rloops = sch.get_loops(rf)
+    f, ko = rloops[len(spatial)], rloops[len(spatial) + 1]
+    kp, ki = sch.split(f, [chunks, VECTOR])
+    sch.reorder(kp, ko, ki)
+    if total > 1:
+        # the partial sums live inside each output's loop: a local vector, not a buffer
+        sch.compute_at(rf, sch.get_loops(block)[len(spatial) - 1])
+        rl = sch.get_loops(rf)
+        sch.reorder(rl[-1], rl[-2])
+        sch.vectorize(sch.get_loops(rf)[-1])
+        outer_loops = sch.get_loops(block)[: len(spatial)]
+        outer = sch.fuse(*outer_loops) if len(outer_loops) > 1 else outer_loops[0]
+        if total >= 64:
+            sch.parallel(outer)
+    else:
+        sch.vectorize(sch.get_loops(rf)[-1])
+        if chunks > 1:
+            sch.parallel(kp)
+
+
+def schedule_generic(sch: Any, lowered: LoweredFunc, rfactor: bool = False) -> None:
+    """Producers inlined; each remaining block scheduled as injective or reduction (with
+    ``rfactor``, reductions along contiguous memory with :func:`schedule_rfactor`)."""
     inline_producers(sch)
     root = sch.get_sblock("root")
     for block in sch.get_child_blocks(root):
@@ -136,18 +199,28 @@ def schedule_generic(sch: Any, lowered: LoweredFunc) -> None:
             inline_consumers(sch, block)
     for block in sch.get_child_blocks(root):
         if is_reduction(sch, block):
-            schedule_reduction(sch, block)
+            if rfactor and inner_contiguous_reduction(sch, block):
+                schedule_rfactor(sch, block)
+            else:
+                schedule_reduction(sch, block)
         else:
             schedule_injective(sch, block)
+
+
+def schedule_generic_rfactor(sch: Any, lowered: LoweredFunc) -> None:
+    """:func:`schedule_generic` with vectorized inner reductions."""
+    schedule_generic(sch, lowered, rfactor=True)
 
 
 Rule = Callable[[Any, LoweredFunc], None]
 
 
 def _rules() -> dict[str, Rule]:
+    from relay.backend.schedule.conv import schedule_conv2d_group
     from relay.backend.schedule.matmul import schedule_matmul_group
 
     return {
+        "nn.conv2d": schedule_conv2d_group,
         "nn.dense": schedule_matmul_group,
         "nn.matmul": schedule_matmul_group,
         "nn.batch_matmul": schedule_matmul_group,
@@ -159,14 +232,19 @@ def schedule_cpu(lowered: LoweredFunc) -> Any:
     from relay.backend.runtime import tvm
 
     s_tir = tvm().s_tir
-    rule = _rules().get(lowered.anchor, schedule_generic)
-    for attempt in (rule, schedule_generic) if rule is not schedule_generic else (rule,):
+    rule = _rules().get(lowered.anchor)
+    attempts = [schedule_generic_rfactor, schedule_generic]
+    if rule is not None:
+        attempts.insert(0, rule)
+    for attempt in attempts:
         sch = s_tir.Schedule(lowered.prim_func)
         try:
             attempt(sch, lowered)
             return sch.mod["main"]
         except Exception as err:
+            lines = str(err).strip().splitlines() or [""]
+            why = next((x for x in lines if x.startswith("Error message")), lines[0])
             flags.debug_print(
-                1, f"schedule {attempt.__name__} failed on {lowered.anchor or 'a group'}: {err}"
+                1, f"schedule {attempt.__name__} failed on {lowered.anchor or 'a group'}: {why}"
             )
     return lowered.prim_func

@@ -37,8 +37,21 @@ KC = 512
 
 
 def _anchor_block(sch: Any, lowered: LoweredFunc) -> Any:
-    name = lowered.anchor_ops[0]
-    return sch.get_sblock(name)
+    """The product's reduction block: the anchor's stage, or (when the rule finished with a
+    cast or reshape after the product) the reduction it reads."""
+    from relay.backend.schedule.cpu import is_reduction
+
+    block = sch.get_sblock(lowered.anchor_ops[0])
+    seen = 0
+    while not is_reduction(sch, block):
+        producers = [b for b in sch.get_producers(block)]
+        reductions = [b for b in producers if is_reduction(sch, b)]
+        if reductions:
+            return reductions[0]
+        if len(producers) != 1 or seen > 4:
+            raise ValueError("no matrix product in the group")
+        block, seen = producers[0], seen + 1
+    return block
 
 
 def _tile(n: int, want: int) -> int:
@@ -60,8 +73,9 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     from relay.backend.schedule.cpu import is_reduction
 
     block = _anchor_block(sch, lowered)
-    inline_producers(sch, keep=lambda b: sch.get(b).same_as(sch.get(block)))
-    block = _anchor_block(sch, lowered)
+    product = sch.get(block).name_hint
+    inline_producers(sch, keep=lambda b: sch.get(b).name_hint == product)
+    block = sch.get_sblock(product)
     stmt = sch.get(block)
     ivars = stmt.iter_vars
     loops = sch.get_loops(block)
@@ -106,7 +120,9 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
         jj, kx = idx[j_pos], idx[k_pos]
         return [*lead, jj // nj, kx, jj % nj]
 
-    sch.transform_layout(packed, ("write", 0), pack, pad_value=0.0)
+    b_dtype = str(sch.get(packed).writes[0].source.dtype)
+    pad = tirx_const(0, b_dtype) if n % nj else None
+    sch.transform_layout(packed, ("write", 0), pack, pad_value=pad)
     # the packing copy: parallel over its outer loop, inner contiguous run vectorized
     ploops = sch.get_loops(packed)
     if len(ploops) >= 2:
@@ -122,6 +138,13 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
             sch.vectorize(inner)
     sch.decompose_reduction(block, k0)
     _schedule_rest(sch, block)
+
+
+def tirx_const(value: int, dtype: str) -> Any:
+    """A TIR constant (TVM imported lazily)."""
+    from relay.backend.runtime import tvm
+
+    return tvm().tirx.const(value, dtype)
 
 
 def _schedule_gemv(sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int) -> None:

@@ -64,6 +64,7 @@ from topi's (and from plain TIR operators) in several places:
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -151,7 +152,9 @@ def _read(t: Any, shape: tuple[int, ...], index: Sequence[Any]) -> Expr:
     return t(*[0 if d == 1 else index[lead + k] for k, d in enumerate(dims)])
 
 
-def _compute(shape: tuple[int, ...], dtype: str, body: Callable[[Sequence[Any]], Expr], name: str) -> Any:
+def _compute(
+    shape: tuple[int, ...], dtype: str, body: Callable[[Sequence[Any]], Expr], name: str
+) -> Any:
     """``te.compute`` of ``body(index)`` over ``shape``; with no elements, a constant."""
     from tvm import te
 
@@ -180,29 +183,38 @@ def _map(call: LoweringCall, fn: ScalarFn, *, widen: bool = True) -> Any:
     return _compute(shape, dtype, body, call.name.replace(".", "_"))
 
 
-def _as_unsigned(value: Expr, dtype: str) -> tuple[Expr, Callable[[Expr], Expr]]:
-    """``value`` as the unsigned integer of its bits when ``dtype`` is int32/int64 (whose TIR
-    arithmetic has undefined overflow), and the function taking a result back."""
+_ARITH: dict[str, Callable[[Expr, Expr], Expr]] = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+}
+
+
+def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
+    """``a + b``, ``a - b`` or ``a * b`` (``kind`` "add", "subtract", "multiply") on integers of
+    ``dtype``, wrapping around on overflow as numpy does.
+
+    TVM's simplifier takes integer arithmetic not to overflow (it folds ``x + 1 < x`` to false,
+    and ``0 - x`` of unsigned ``x`` to 0) and its LLVM code marks signed 32/64-bit arithmetic
+    ``nsw``. Narrower integers are therefore computed in int64 (uint64 for a uint32 product)
+    and truncated back; uint64 subtracts by adding the two's complement; int64 arithmetic is
+    left as TVM emits it (no wider type exists)."""
     from tvm import tirx
 
-    if dtype in ("int32", "int64"):
-        udt = "u" + dtype
-        return tirx.reinterpret(udt, value), lambda r: tirx.reinterpret(dtype, r)
-    return value, lambda r: r
-
-
-def _wrapping(op: Callable[[Expr, Expr], Expr], a: Expr, b: Expr, dtype: str) -> Expr:
-    """``op(a, b)`` on integers of ``dtype``, wrapping around on overflow."""
-    ua, back = _as_unsigned(a, dtype)
-    ub, _ = _as_unsigned(b, dtype)
-    return back(op(ua, ub))
+    op = _ARITH[kind]
+    if dtype == "uint64" and kind == "subtract":
+        return a + (tirx.bitwise_not(b) + _const(1, dtype))
+    if dtype in ("int64", "uint64"):
+        return op(a, b)
+    wide = "uint64" if kind == "multiply" and dtype == "uint32" else "int64"
+    return tirx.Cast(dtype, op(tirx.Cast(wide, a), tirx.Cast(wide, b)))
 
 
 def _negate(x: Expr, dtype: str) -> Expr:
     """``-x``, wrapping for integers."""
     if _is_float(dtype):
         return -x
-    return _wrapping(lambda a, b: a - b, _const(0, dtype), x, dtype)
+    return _wrapping("subtract", _const(0, dtype), x, dtype)
 
 
 def _nonzero(x: Expr, dtype: str) -> Expr:
@@ -211,7 +223,7 @@ def _nonzero(x: Expr, dtype: str) -> Expr:
 
     if dtype == "bool":
         return x
-    nonzero = x != _const(0, _wide(dtype))
+    nonzero = tirx.NE(x, _const(0, _wide(dtype)))
     return tirx.Or(nonzero, tirx.isnan(x)) if _is_float(dtype) else nonzero
 
 
@@ -259,7 +271,12 @@ _TANH_ALPHA = (
     6.37261928875436e-04,
     4.89352455891786e-03,
 )
-_TANH_BETA = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03)
+_TANH_BETA = (
+    1.19825839466702e-06,
+    1.18534705686654e-04,
+    2.26843463243900e-03,
+    4.89352518554385e-03,
+)
 _TANH_CLAMP = 9.0
 
 
@@ -428,9 +445,7 @@ def _sign(call: LoweringCall) -> Any:
     if dtype.startswith("uint"):
         return _map(call, lambda x: tirx.Select(x > zero, one, zero))
     minus = _const(-1, dtype)
-    return _map(
-        call, lambda x: tirx.Select(x > zero, one, tirx.Select(x < zero, minus, zero))
-    )
+    return _map(call, lambda x: tirx.Select(x > zero, one, tirx.Select(x < zero, minus, zero)))
 
 
 @lowering_rule("copy")
@@ -452,9 +467,9 @@ def _float_test(call: LoweringCall) -> Any:
 @lowering_rule("clip")
 def _clip(call: LoweringCall) -> Any:
     import numpy as np
+    from tvm import tirx
 
     from relay.op.elemwise import _clip_bound, _numpy_dtype
-    from tvm import tirx
 
     src = _dtype(call, 0)
     like = np.zeros((), dtype=_numpy_dtype(src))
@@ -483,9 +498,7 @@ def _cast(call: LoweringCall) -> Any:
     _, dst = _out(call)
     data = call.args[0]
     shape = _out(call)[0]
-    return _compute(
-        shape, dst, lambda i: _convert(_read(data, shape, i), src, dst), call.name
-    )
+    return _compute(shape, dst, lambda i: _convert(_read(data, shape, i), src, dst), call.name)
 
 
 @lowering_rule("zeros", "ones", "zeros_like", "ones_like")
@@ -513,10 +526,10 @@ def _arange(call: LoweringCall) -> Any:
     def body(index: Sequence[Any]) -> Expr:
         (i,) = index
         if dtype == "bool":  # bool arithmetic: * is and, + is or
-            return tirx.Or(start, tirx.And(i != _const(0, _dt(i)), step))
+            return tirx.Or(start, tirx.And(tirx.NE(i, _const(0, _dt(i))), step))
         if not _is_float(dtype):
-            prod = _wrapping(lambda a, b: a * b, tirx.Cast(dtype, i), step, dtype)
-            return _wrapping(lambda a, b: a + b, start, prod, dtype)
+            prod = _wrapping("multiply", tirx.Cast(dtype, i), step, dtype)
+            return _wrapping("add", start, prod, dtype)
         # each operation rounds to dtype, as numpy's arithmetic in dtype does
         wide = _wide(dtype)
         position = _down(tirx.Cast(wide, i), dtype)
@@ -531,9 +544,7 @@ def _where(call: LoweringCall) -> Any:
     from tvm import tirx
 
     cond = _dtype(call, 0)
-    return _map(
-        call, lambda c, x, y: tirx.Select(_nonzero(_up(c, cond), cond), x, y), widen=False
-    )
+    return _map(call, lambda c, x, y: tirx.Select(_nonzero(_up(c, cond), cond), x, y), widen=False)
 
 
 # ---- binary operators -----------------------------------------------------------------------------
@@ -548,11 +559,11 @@ def _int_division(op: Callable[[Expr, Expr], Expr], remainder: bool, dtype: str)
 
     def fn(a: Expr, b: Expr) -> Expr:
         if not _is_signed(dtype):
-            return tirx.Select(b == zero, zero, op(a, tirx.Select(b == zero, one, b)))
+            return tirx.Select(tirx.EQ(b, zero), zero, op(a, tirx.Select(tirx.EQ(b, zero), one, b)))
         minus = _const(-1, dtype)
-        safe = tirx.Select(tirx.Or(b == zero, b == minus), one, b)
+        safe = tirx.Select(tirx.Or(tirx.EQ(b, zero), tirx.EQ(b, minus)), one, b)
         special = zero if remainder else tirx.Select(b == zero, zero, _negate(a, dtype))
-        return tirx.Select(tirx.Or(b == zero, b == minus), special, op(a, safe))
+        return tirx.Select(tirx.Or(tirx.EQ(b, zero), tirx.EQ(b, minus)), special, op(a, safe))
 
     return fn
 
@@ -564,42 +575,43 @@ def _float_floor_mod(a: Expr, b: Expr) -> Expr:
     dtype = _dt(a)
     zero = _const(0.0, dtype)
     m = tirx.truncmod(a, b)
-    moved = tirx.And(m != zero, (b < zero) != (m < zero))
+    # a nonzero remainder of the other sign than b (TVM cannot compare two float tests)
+    moved = tirx.Or(tirx.And(b < zero, m > zero), tirx.And(b > zero, m < zero))
     m = tirx.Select(moved, m + b, m)
-    return tirx.Select(m == zero, tirx.copysign(zero, b), m)
+    return tirx.Select(tirx.EQ(m, zero), tirx.copysign(zero, b), m)
 
 
 def _int_power(dtype: str) -> ScalarFn:
     """``a ** b`` on integers: square-and-multiply over the bits of ``b`` (wrapping)."""
     from tvm import te, tirx
 
-    udt = "u" + dtype if dtype in ("int32", "int64") else dtype
     nbits = _bits(dtype) - (1 if _is_signed(dtype) else 0)
+    zero, one = _const(0, dtype), _const(1, dtype)
 
     def fn(a: Expr, b: Expr) -> Expr:
-        ua, back = _as_unsigned(a, dtype)
-        ub, _ = _as_unsigned(b, dtype)
         bindings: list[tuple[Any, Expr]] = []
-        base: Expr = ua
-        acc: Expr = _const(1, udt)
+        base: Expr = a
+        acc: Expr = one
         for k in range(nbits):
-            bit = ((ub >> _const(k, udt)) & _const(1, udt)) != _const(0, udt)
-            new_acc = te.var(f"acc{k}", udt)
-            bindings.append((new_acc, tirx.Select(bit, acc * base, acc)))
+            bit = tirx.NE((b >> _const(k, dtype)) & one, zero)
+            new_acc = te.var(f"acc{k}", dtype)
+            bindings.append(
+                (new_acc, tirx.Select(bit, _wrapping("multiply", acc, base, dtype), acc))
+            )
             acc = new_acc
             if k + 1 < nbits:
-                new_base = te.var(f"base{k}", udt)
-                bindings.append((new_base, base * base))
+                new_base = te.var(f"base{k}", dtype)
+                bindings.append((new_base, _wrapping("multiply", base, base, dtype)))
                 base = new_base
-        body = back(acc)
+        body = acc
         for var, value in reversed(bindings):
             body = tirx.Let(var, value, body)
         if not _is_signed(dtype):
             return body
-        zero, one, minus = _const(0, dtype), _const(1, dtype), _const(-1, dtype)
-        odd = (b & one) != zero
+        minus = _const(-1, dtype)
+        odd = tirx.NE(b & one, zero)
         negative_power = tirx.Select(
-            a == one, one, tirx.Select(a == minus, tirx.Select(odd, minus, one), zero)
+            tirx.EQ(a, one), one, tirx.Select(tirx.EQ(a, minus), tirx.Select(odd, minus, one), zero)
         )
         return tirx.Select(b < zero, negative_power, body)
 
@@ -623,20 +635,17 @@ def _nan_select(pick_a: Callable[[Expr, Expr], Expr]) -> ScalarFn:
     return lambda a, b: tirx.Select(tirx.Or(pick_a(a, b), tirx.isnan(a)), a, b)
 
 
-def _binary_fn(name: str, dtype: str) -> ScalarFn:
-    """The scalar function of the binary operator ``name`` on (widened) values of ``dtype``."""
+def _binary_fn(name: str, narrow: str) -> ScalarFn:
+    """The scalar function of the binary operator ``name`` on values of ``narrow`` (widened to
+    float32 when a narrow float)."""
     from tvm import tirx
 
+    dtype = _wide(narrow)
     is_float, is_bool = _is_float(dtype), dtype == "bool"
-    if name in ("add", "subtract", "multiply"):
-        if is_bool:
+    if name in _ARITH:
+        if is_bool:  # subtract rejects bool
             return tirx.Or if name == "add" else tirx.And
-        op: Callable[[Expr, Expr], Expr] = {
-            "add": lambda a, b: a + b,
-            "subtract": lambda a, b: a - b,
-            "multiply": lambda a, b: a * b,
-        }[name]
-        return op if is_float else lambda a, b: _wrapping(op, a, b, dtype)
+        return _ARITH[name] if is_float else lambda a, b: _wrapping(name, a, b, dtype)
     if name in ("maximum", "minimum"):
         if is_bool:
             return tirx.Or if name == "maximum" else tirx.And
@@ -648,7 +657,8 @@ def _binary_fn(name: str, dtype: str) -> ScalarFn:
     if is_float:
         floats: dict[str, ScalarFn] = {
             "divide": lambda a, b: a / b,
-            "floor_divide": lambda a, b: tirx.floor(a / b),
+            # the quotient rounded to dtype first, as numpy's float16 loop does
+            "floor_divide": lambda a, b: tirx.floor(_up(_down(a / b, narrow), narrow)),
             "mod": tirx.truncmod,
             "floor_mod": _float_floor_mod,
             "power": tirx.power,
@@ -666,19 +676,19 @@ def _binary_fn(name: str, dtype: str) -> ScalarFn:
         if name in integers:
             return integers[name]()
     compare: dict[str, ScalarFn] = {
-        "equal": lambda a, b: a == b,
+        "equal": lambda a, b: tirx.EQ(a, b),
         "less": _ordered(lambda a, b: a < b, dtype),
         "less_equal": _ordered(lambda a, b: a <= b, dtype),
         "greater": _ordered(lambda a, b: a > b, dtype),
         "greater_equal": _ordered(lambda a, b: a >= b, dtype),
         "logical_and": tirx.And,
         "logical_or": tirx.Or,
-        "logical_xor": lambda a, b: a != b,
+        "logical_xor": lambda a, b: tirx.NE(a, b),
     }
     if name == "not_equal":
         if is_float:  # NaN differs from everything: the unordered comparison
-            return lambda a, b: tirx.Or(a != b, tirx.Or(tirx.isnan(a), tirx.isnan(b)))
-        return lambda a, b: a != b
+            return lambda a, b: tirx.Or(tirx.NE(a, b), tirx.Or(tirx.isnan(a), tirx.isnan(b)))
+        return lambda a, b: tirx.NE(a, b)
     return compare[name]
 
 
@@ -691,7 +701,7 @@ _BINARY = (
 
 @lowering_rule(*_BINARY)
 def _binary(call: LoweringCall) -> Any:
-    return _map(call, _binary_fn(call.name, _wide(_dtype(call, 0))))
+    return _map(call, _binary_fn(call.name, _dtype(call, 0)))
 
 
 @lowering_rule("logical_not")

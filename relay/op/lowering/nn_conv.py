@@ -27,11 +27,13 @@ topi compute definitions (``python/tvm/topi/nn/conv2d.py``, ``conv2d_transpose.p
   it), ``or`` for bool. ``avg`` sums in the reference's dtype (float32 for float16, the integer
   dtype itself, wrapping) and divides by a closed-form count of the taps in range
   (``count_include_pad``: in the explicitly padded input), integers rounding toward zero.
-* ``nn.max_pool2d_grad`` is topi's ``pool_grad``: an argmax stage finds each window's first
-  maximum (a lexicographic (value, position) reducer, NaN counted as the maximum, as numpy's
-  ``argmax``), then each input element sums, over the taps that can reach it
-  (``(h + pad - a * d) % s == 0``), the out_grad of the windows whose maximum it is.
-  ``nn.avg_pool2d_grad`` sums ``out_grad / count`` the same way.
+* ``nn.max_pool2d_grad`` follows topi's ``pool_grad``: a stage finds each window's maximum
+  (the NaN-propagating reducer), a second its first tap holding it (the lowest position
+  equal to it, or NaN when it is NaN: numpy's ``argmax``), then each input element sums,
+  over the taps that can reach it (``(h + pad - a * d) % s == 0``), the out_grad of the
+  windows whose first maximum it is. ``nn.avg_pool2d_grad`` sums ``out_grad / count`` the
+  same way. The windows are read at clamped indices: TVM merges nested ``if_then_else``
+  conditions into one, so a read guarded by the outer test could run out of bounds.
 * ``nn.adaptive_avg_pool2d`` (and ``nn.global_avg_pool2d``, its one-window case) reduce over
   the largest window, reading only rows ``floor(i * H / OH) .. ceil((i + 1) * H / OH)``
   (an ``if_then_else``: ``te.sum``'s ``where`` is dropped by ``te.create_prim_func`` in this
@@ -50,7 +52,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.ir.types import TensorType
-from relay.op.nn import _pair, _padding4
+from relay.op.nn import _padding4, _pair
 from relay.op.registry import LoweringCall, lowering_rule
 
 Index = Sequence[Any]
@@ -60,8 +62,11 @@ Index = Sequence[Any]
 
 
 def _shape(ty: Any) -> tuple[int, ...]:
+    """The static shape of the tensor type ``ty`` (lowering only sees static shapes)."""
     assert isinstance(ty, TensorType)
-    return tuple(int(d) for d in ty.shape)  # type: ignore[call-overload]
+    dims = tuple(ty.shape)
+    assert all(isinstance(d, int) for d in dims)
+    return tuple(int(d) for d in dims if isinstance(d, int))
 
 
 def _dtype(ty: Any) -> str:
@@ -206,7 +211,7 @@ def _conv2d_rule(call: LoweringCall) -> Any:
     assert isinstance(groups, int)
     o, i, kh, kw = _dims(_shape(call.arg_types[1]), kernel_layout, "OIHW")
     out_shape, out_dtype = _shape(call.out_type), _dtype(call.out_type)
-    if math.prod(out_shape) == 0:
+    if math.prod(out_shape) == 0 or i == 0:  # a sum over no channels: zeros
         return _filled(out_shape, out_dtype, "conv2d")
     oh, ow = _dims(out_shape, out_layout, "HW")
     acc = _acc_dtype(out_dtype)
@@ -222,7 +227,9 @@ def _conv2d_rule(call: LoweringCall) -> Any:
         at = _logical(out_layout, idx)
         oc = at["C"]
         c = rc if groups == 1 else (oc // per_group) * i + rc
-        pixel = _at(padded, layout, N=at["N"], C=c, H=at["H"] * sh + ry * dh, W=at["W"] * sw + rx * dw)
+        pixel = _at(
+            padded, layout, N=at["N"], C=c, H=at["H"] * sh + ry * dh, W=at["W"] * sw + rx * dw
+        )
         weight = _at(w, kernel_layout, O=oc, I=rc, H=ry, W=rx)
         return te.sum(_cast(pixel, acc) * _cast(weight, acc), axis=[rc, ry, rx])
 
@@ -250,7 +257,7 @@ def _conv2d_transpose_rule(call: LoweringCall) -> Any:
     n, c, h, wd = _dims(_shape(call.arg_types[0]), layout, "NCHW")
     _, og, kh, kw = _dims(_shape(call.arg_types[1]), kernel_layout, "IOHW")
     out_shape, out_dtype = _shape(call.out_type), _dtype(call.out_type)
-    if math.prod(out_shape) == 0:
+    if math.prod(out_shape) == 0 or c == 0:  # a sum over no channels: zeros
         return _filled(out_shape, out_dtype, "conv2d_transpose")
     oh, ow = _dims(out_shape, out_layout, "HW")
     acc = _acc_dtype(out_dtype)
@@ -275,9 +282,7 @@ def _conv2d_transpose_rule(call: LoweringCall) -> Any:
         src = _at(x, layout, **{**at, "H": tirx.floordiv(qy, sh), "W": tirx.floordiv(qx, sw)})
         return tirx.if_then_else(hit, src, zero)
 
-    dil = te.compute(
-        tuple(dil_shape[a] for a in layout), dilated, name="conv2d_transpose_dilate"
-    )
+    dil = te.compute(tuple(dil_shape[a] for a in layout), dilated, name="conv2d_transpose_dilate")
     rc = te.reduce_axis((0, cg), "rc")
     ry = te.reduce_axis((0, kh), "ry")
     rx = te.reduce_axis((0, kw), "rx")
@@ -463,33 +468,21 @@ def _pool_grad(
             oy < oh,
             ox < ow,
         )
-        value = share({**at, "H": oy, "W": ox}, ry, rx)
+        # the window read clamped into range: TVM merges nested if_then_else conditions into
+        # one (evaluating every read in them), so no read may depend on ``reaches``
+        clamped = {**at, "H": _clamp(oy, oh), "W": _clamp(ox, ow)}
+        value = share(clamped, ry, rx)
         return te.sum(tirx.if_then_else(reaches, value, tirx.const(0, acc)), axis=[ry, rx])
 
     res = te.compute(out_shape, body, name=name)
     return _finish(res, acc, dtype, name)
 
 
-def _argmax_reducer(value_dtype: str) -> Any:
-    """The first (lowest position) maximum of ``(position, value)`` pairs, NaN the largest."""
-    from tvm import te, tirx
+def _clamp(i: Any, n: int) -> Any:
+    """``i`` brought into ``[0, n)``."""
+    from tvm import tirx
 
-    def better(i: Any, v: Any, j: Any, u: Any) -> Any:
-        nan_v, nan_u = tirx.isnan(v), tirx.isnan(u)
-        same = tirx.Or(v == u, tirx.And(nan_v, nan_u))
-        return tirx.Or(
-            tirx.Or(tirx.And(nan_v, tirx.Not(nan_u)), v > u), tirx.And(same, i < j)
-        )
-
-    def combine(a: Any, b: Any) -> Any:
-        take = better(b[0], b[1], a[0], a[1])
-        return tirx.Select(take, b[0], a[0]), tirx.Select(take, b[1], a[1])
-
-    def identity(ti: Any, tv: Any) -> Any:
-        return tirx.const(2**31 - 1, ti), tirx.const(float("-inf"), tv)
-
-    del value_dtype
-    return te.comm_reducer(combine, identity, name="first_argmax")
+    return tirx.min(tirx.max(i, 0), n - 1)
 
 
 @lowering_rule("nn.max_pool2d_grad")
@@ -500,22 +493,34 @@ def _max_pool2d_grad_rule(call: LoweringCall) -> Any:
     win = _Window(call, _shape(call.arg_types[1]))
     g_shape = _shape(call.arg_types[0])
     dtype = _dtype(call.out_type)
-    if math.prod(g_shape) == 0 or math.prod(_shape(call.out_type)) == 0:
+    if math.prod(g_shape) == 0:
         return _filled(_shape(call.out_type), dtype, "max_pool2d_grad")
     acc = _wide(dtype)
-    ry, rx = _pool_taps(win)
-    reducer = _argmax_reducer(dtype)
+    reducer = _max_reducer(dtype)
+
+    def tap(idx: Sequence[Any], ry: Any, rx: Any) -> Any:
+        inside, value = _window_read(x, win, _logical(win.layout, idx), ry, rx)
+        return tirx.if_then_else(inside, value, _lowest(dtype))
+
+    def peak(*idx: Any) -> Any:
+        ry, rx = _pool_taps(win)
+        return reducer(tap(idx, ry, rx), axis=[ry, rx])
+
+    top = te.compute(g_shape, peak, name="max_pool2d_max")
 
     def first(*idx: Any) -> Any:
-        inside, value = _window_read(x, win, _logical(win.layout, idx), ry, rx)
-        value = tirx.if_then_else(inside, value, _lowest(dtype))
-        return reducer((ry * win.k[1] + rx, value), axis=[ry, rx])
+        # the window's first tap holding its maximum (NaN when there is one: numpy's argmax)
+        ry, rx = _pool_taps(win)
+        value, best = tap(idx, ry, rx), top(*idx)
+        hit = tirx.Or(value == best, tirx.And(tirx.isnan(value), tirx.isnan(best)))
+        position = tirx.Select(hit, ry * win.k[1] + rx, win.k[0] * win.k[1])
+        return te.min(position, axis=[ry, rx])
 
-    arg, _ = te.compute(g_shape, first, name="max_pool2d_argmax")
+    arg = te.compute(g_shape, first, name="max_pool2d_argmax")
 
     def share(at: dict[str, Any], ty: Any, tx: Any) -> Any:
         hit = _at(arg, win.layout, **at) == ty * win.k[1] + tx
-        return tirx.if_then_else(hit, _cast(_at(g, win.layout, **at), acc), tirx.const(0, acc))
+        return tirx.Select(hit, _cast(_at(g, win.layout, **at), acc), tirx.const(0, acc))
 
     return _pool_grad(call, share, "max_pool2d_grad")
 
@@ -559,7 +564,9 @@ def _adaptive_mean(x: Any, layout: str, out_shape: tuple[int, ...], name: str) -
     def total(*idx: Any) -> Any:
         at = _logical(layout, idx)
         (y0, y1), (x0, x1) = bounds(at["H"], h, oh), bounds(at["W"], w, ow)
-        value = _cast(_at(x, layout, **{**at, "H": y0 + ry, "W": x0 + rx}), acc)
+        # the read clamped too, so it stays in range whatever TVM makes of the condition
+        row, col = tirx.min(y0 + ry, h - 1), tirx.min(x0 + rx, w - 1)
+        value = _cast(_at(x, layout, **{**at, "H": row, "W": col}), acc)
         # not te.sum(where=...): te.create_prim_func drops the condition in this TVM
         inside = tirx.all(y0 + ry < y1, x0 + rx < x1)
         return te.sum(tirx.if_then_else(inside, value, tirx.const(0, acc)), axis=[ry, rx])

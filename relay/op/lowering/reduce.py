@@ -11,12 +11,14 @@ say otherwise:
 * the reduced axes are the reference's (:func:`relay.op.reduce.reduce_axes`; ``exclude``;
   ``collapse_sum_like`` sums :func:`relay.op.transform.collapse_sum_axes`, keeping the
   target's 1s). A :class:`_Plan` maps an output index and the reduction iterators to the
-  data index; with no axis to reduce the data is returned as it is (``argmax``/``argmin``:
-  zeros);
+  data index; with no axis to reduce the result is a copy of the data (``argmax``/``argmin``:
+  zeros). A reduction over no element (an extent-0 axis) is the reducer's identity as a
+  constant: TensorIR puts a reduction's init inside its loop, which would not run;
 * ``max``/``min`` propagate nan (numpy's ``maximum.reduce``): their combiner is
   ``a if isnan(a) or a > b else b``, not topi's ``tirx.Max``, and their identity is -inf/+inf
-  for floats (topi's is the lowest finite value), the dtype's extreme for integers, so an
-  empty reduction gives what the reference's ``initial`` gives;
+  for floats (topi's is the lowest finite value), so an empty or all -inf reduction gives
+  what the reference's ``initial`` gives; integers use ``te.max``/``te.min``. bfloat16 is
+  compared in float32 (TVM has no bfloat16 ``isnan``);
 * ``argmax``/``argmin`` use a two-value ``comm_reducer`` over (flat index, value), the index
   flattened row-major over the reduced axes as ``CommReduceIdx`` does. nan counts as the
   extreme (numpy's argmax and argmin both return the first nan). Ties go to the smaller index
@@ -31,7 +33,8 @@ say otherwise:
   (uint64 for uint64), truncating toward zero (``topi.divide``/``truncdiv``); the type
   relation rejects a count of zero, and a negative count (an empty unbiased variance) divides
   a zero sum. Float means divide by the count in the computation dtype, as the reference's
-  ``total / count`` does;
+  ``total / count`` does (a count of 0 multiplies by inf instead: TVM folds a division by a
+  constant zero into an error; ``x * inf`` is ``x / 0`` for every x, nan for 0);
 * ``variance(data, mean)`` reads the mean broadcast (index 0 where its dimension is 1) inside
   the reduction body, so ``(x - m)^2`` is no separate stage;
 * ``logsumexp`` is ``m + log(sum(exp(x - m)))`` with ``m`` the nan-propagating maximum
@@ -42,6 +45,10 @@ say otherwise:
   ``fast_exp_float32``) written as an expression, its argument clamped to its range on both
   sides; where ``m`` is finite every argument is <= 0 and the terms below ``exp(-88.38)``
   are negligible next to the ``exp(0) = 1`` of the maximum.
+
+The custom reducers (nan-propagating float max/min, argmax/argmin, bool or/and) are not in
+TVM's ``ReducerRegistry``, so a schedule cannot ``rfactor`` them (``te.sum``, integer
+``te.max``/``te.min`` and the product are registered); see :func:`_comm_reducer`.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ Body = Callable[[list[Any], Sequence[Any]], Any]
 output index too."""
 
 _INT32_MAX = 2**31 - 1
-inf = float("inf")
+_INF = float("inf")
 
 
 # ---- shared helpers -----------------------------------------------------------------------------
@@ -183,80 +190,112 @@ def _map(shape: tuple[int, ...], fcompute: Callable[..., Any], name: str) -> Any
 # ---- reducers -----------------------------------------------------------------------------------
 
 
-def _sum_reducer(dtype: str) -> Any:
-    from tvm import te, tirx
+Combine = Callable[[list[Any], list[Any]], list[Any]]
+"""A reducer's combiner: the accumulated values and the new ones (TIR variables) -> the
+combined values."""
 
-    if dtype == "bool":
-        return te.comm_reducer(lambda a, b: tirx.Or(a, b), lambda t: _const(False, t), name="any")
-    return te.sum
+Identity = Callable[[list[str]], list[Any]]
+"""A reducer's identity values for the dtypes of its values."""
+
+
+def _comm_reducer(name: str, arity: int, combine: Combine, identity: Identity) -> Any:
+    """The ``te.comm_reducer`` of ``combine``/``identity`` over ``arity`` values.
+
+    Such custom reducers are not in TVM's ``ReducerRegistry``, so ``rfactor`` refuses them;
+    registering them (``s_tir.schedule.RegisterReducer`` with Python callbacks) makes the
+    process abort at exit now and then (the registry outlives the interpreter), so they are
+    not registered."""
+    from tvm import te
+
+    if arity == 1:
+        return te.comm_reducer(
+            lambda a, b: combine([a], [b])[0], lambda t: identity([t])[0], name=name
+        )
+    return te.comm_reducer(
+        lambda a, b: tuple(combine(list(a), list(b))),
+        lambda *ts: tuple(identity(list(ts))),
+        name=name,
+    )
+
+
+def _logical_reducer(any_: bool) -> Any:
+    """bool sum and max (``any_``: or) or prod and min (and)."""
+    from tvm import tirx
+
+    def combine(a: list[Any], b: list[Any]) -> list[Any]:
+        return [tirx.Or(a[0], b[0]) if any_ else tirx.And(a[0], b[0])]
+
+    return _comm_reducer("any" if any_ else "all", 1, combine, lambda t: [_const(not any_, "bool")])
+
+
+def _sum_reducer(dtype: str) -> Any:
+    from tvm import te
+
+    return _logical_reducer(True) if dtype == "bool" else te.sum
 
 
 def _prod_reducer(dtype: str) -> Any:
-    from tvm import te, tirx
+    from tvm import te
 
     if dtype == "bool":
-        return te.comm_reducer(lambda a, b: tirx.And(a, b), lambda t: _const(True, t), name="all")
+        return _logical_reducer(False)
     return te.comm_reducer(lambda a, b: a * b, lambda t: _const(1, t), name="prod")
 
 
+def _worst(dtype: str, largest: bool) -> Any:
+    """The identity of a max (``largest``) or min: -inf/+inf for floats, the dtype's
+    lowest/highest value for integers."""
+    from tvm import te
+
+    if _is_float(dtype):
+        return _const(-_INF if largest else _INF, dtype)
+    return te.min_value(dtype) if largest else te.max_value(dtype)
+
+
 def _extreme_reducer(dtype: str, largest: bool) -> Any:
-    """max (``largest``) or min: nan-propagating for floats; identity -inf/+inf for floats,
-    the dtype's lowest/highest value for integers."""
+    """max (``largest``) or min, nan-propagating for floats: ``a if isnan(a) or a > b else b``
+    (topi's ``te.max``/``te.min`` for integers)."""
     from tvm import te, tirx
 
     if dtype == "bool":
-        return (_sum_reducer if largest else _prod_reducer)(dtype)
+        return _logical_reducer(largest)
+    if not _is_float(dtype):
+        return te.max if largest else te.min
 
-    def wins(a: Any, b: Any) -> Any:
-        return a > b if largest else a < b
+    def combine(a: list[Any], b: list[Any]) -> list[Any]:
+        wins = a[0] > b[0] if largest else a[0] < b[0]
+        return [tirx.Select(tirx.Or(tirx.isnan(a[0]), wins), a[0], b[0])]
 
-    if _is_float(dtype):
-
-        def combine(a: Any, b: Any) -> Any:
-            return tirx.Select(tirx.Or(tirx.isnan(a), wins(a, b)), a, b)
-
-        def identity(t: str) -> Any:
-            return _const(-inf if largest else inf, t)
-
-    else:
-
-        def combine(a: Any, b: Any) -> Any:
-            return tirx.Select(wins(a, b), a, b)
-
-        def identity(t: str) -> Any:
-            return te.min_value(t) if largest else te.max_value(t)
-
-    return te.comm_reducer(combine, identity, name="max" if largest else "min")
+    name = "nanmax" if largest else "nanmin"
+    return _comm_reducer(name, 1, combine, lambda t: [_worst(dtype, largest)])
 
 
 def _arg_reducer(dtype: str, largest: bool, last: bool) -> Any:
-    """The (index, value) reducer of argmax (``largest``) or argmin; see the module doc."""
-    from tvm import te, tirx
+    """The (int32 index, value) reducer of argmax (``largest``) or argmin; see the module
+    doc. ``dtype`` is the value's (never bool)."""
+    from tvm import tirx
 
     floating = _is_float(dtype)
 
-    def nan(v: Any) -> Any:
-        return tirx.isnan(v) if floating else _const(False, "bool")
-
-    def combine(lhs: Any, rhs: Any) -> Any:
+    def combine(lhs: list[Any], rhs: list[Any]) -> list[Any]:
         (li, lv), (ri, rv) = lhs, rhs
-        better = tirx.Or(lv > rv if largest else lv < rv, tirx.And(nan(lv), tirx.Not(nan(rv))))
-        same = tirx.Or(lv == rv, tirx.And(nan(lv), nan(rv)))
-        first = li > ri if last else li < ri
-        pick = tirx.Or(better, tirx.And(same, first))
-        return tirx.Select(pick, li, ri), tirx.Select(pick, lv, rv)
+        better = lv > rv if largest else lv < rv
+        same = lv == rv
+        if floating:  # nan beats any number and ties with nan
+            lnan, rnan = tirx.isnan(lv), tirx.isnan(rv)
+            better = tirx.Or(better, tirx.And(lnan, tirx.Not(rnan)))
+            same = tirx.Or(same, tirx.And(lnan, rnan))
+        pick = tirx.Or(better, tirx.And(same, li > ri if last else li < ri))
+        return [tirx.Select(pick, li, ri), tirx.Select(pick, lv, rv)]
 
-    def identity(ti: str, tv: str) -> Any:
-        if floating:
-            worst = _const(-inf if largest else inf, tv)
-        else:
-            worst = te.min_value(tv) if largest else te.max_value(tv)
-        return _const(-1 if last else _INT32_MAX, ti), worst
+    def identity(dtypes: list[str]) -> list[Any]:
+        return [_const(-1 if last else _INT32_MAX, "int32"), _worst(dtype, largest)]
 
-    return te.comm_reducer(combine, identity, name="argmax" if largest else "argmin")
+    name = f"{'argmax' if largest else 'argmin'}_{'last' if last else 'first'}"
+    return _comm_reducer(name, 2, combine, identity)
 
 
-# ---- sum, prod, max, min, collapse_sum_like --------------------------------------------------------
+# ---- sum, prod, max, min, collapse_sum_like -----------------------------------------------------
 
 
 def _sum(x: Any, plan: _Plan, name: str) -> Any:
@@ -285,12 +324,18 @@ _REDUCERS: dict[str, Callable[[str], Any]] = {
 
 @lowering_rule(*_REDUCERS)
 def _lower_same_dtype(call: LoweringCall) -> Any:
-    """prod, max and min: reduced in the data's dtype."""
+    """prod, max and min: reduced in the data's dtype (bfloat16 max/min in float32, exact,
+    since TVM has no bfloat16 isnan)."""
     (x,) = call.args
     plan = _plan(call)
     if not plan.axes:
         return _copy(x, call.name)
-    return _reduce(plan, lambda i, o: x(*i), _REDUCERS[call.name](str(x.dtype)), call.name)
+    dtype = str(x.dtype)
+    cdt = "float32" if dtype == "bfloat16" and call.name != "prod" else dtype
+    out = _reduce(plan, lambda i, o: _cast(cdt, x(*i), dtype), _REDUCERS[call.name](cdt), call.name)
+    if cdt == dtype:
+        return out
+    return _map(plan.out_shape, lambda *o: _cast(dtype, out(*o), cdt), f"{call.name}_cast")
 
 
 @lowering_rule("collapse_sum_like")
@@ -315,7 +360,7 @@ def _lower_arg(call: LoweringCall) -> Any:
     if not plan.axes:
         return _map(plan.out_shape, lambda *o: _const(0, "int32"), call.name)
     dtype = str(x.dtype)
-    vtype = "int8" if dtype == "bool" else dtype
+    vtype = {"bool": "int8", "bfloat16": "float32"}.get(dtype, dtype)
     reducer = _arg_reducer(vtype, call.name == "argmax", bool(call.attrs["select_last_index"]))
 
     def fcompute(*out: Any) -> Any:
@@ -344,7 +389,7 @@ def _divide(total: Any, count: int, dtype: str, name: str) -> Any:
     if _is_float(dtype):
         wide = str(total.dtype)
         if count == 0:  # x / 0 as x * inf (TVM rejects a constant zero divisor)
-            return _map(shape, lambda *o: _cast(dtype, total(*o) * _const(inf, wide), wide), name)
+            return _map(shape, lambda *o: _cast(dtype, total(*o) * _const(_INF, wide), wide), name)
         return _map(shape, lambda *o: _cast(dtype, total(*o) / _const(count, wide), wide), name)
     if count <= 0:
         # only an empty unbiased variance (count -1, every sum 0); a count of 0 is a type error
@@ -397,7 +442,8 @@ def _lower_variance(call: LoweringCall) -> Any:
 
 def _fast_exp(z: Any) -> Any:
     """``exp(z)`` for float32 ``z``: topi's ``fast_exp_float32`` polynomial, the argument
-    clamped to ``[-88.38, 88.38]`` (nan clamps to a bound)."""
+    clamped to ``[-88.38, 88.38]`` (a nan argument, which occurs only where logsumexp's result
+    is the maximum itself, gives a value that is not used)."""
     from tvm import tirx
 
     def f32(v: float) -> Any:
