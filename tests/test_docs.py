@@ -130,3 +130,13 @@ def test_type_system_error_table_is_what_the_checker_says():
         for message in documented:
             stem = message.removesuffix("...")
             assert any(stem in s for s in said), (cause, message, said)
+
+
+def test_backend_example_runs(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (block,) = python_examples("backend.md")
+    script = tmp_path / "backend_example.py"  # @relay reads its functions' source file
+    script.write_text(block)
+    runpy.run_path(str(script))
+    assert capsys.readouterr().out.splitlines() == ["['fused_dense_add_relu_0']"]
+    assert (tmp_path / "layer.relay").is_file()

@@ -39,6 +39,7 @@ import numpy as np
 
 from relay import flags
 from relay.backend.compiler import Kernel, KernelLibrary
+from relay.ir.span import Span
 from relay.ir.types import TensorType
 
 FORMAT = 1
@@ -82,6 +83,7 @@ def library_metadata(lib: KernelLibrary) -> list[dict[str, Any]]:
             "outputs": [_type_json(t) for t in k.outputs],
             "constants": [_array_json(c) for c in k.constants],
             "anchor": k.anchor,
+            "checks": [[message, _span_json(span)] for message, span in k.checks],
         }
         for k in lib.kernels.values()
     ]
@@ -96,9 +98,20 @@ def kernels_from_metadata(records: list[dict[str, Any]]) -> dict[str, Kernel]:
             [_type_from_json(t) for t in r["outputs"]],
             [_array_from_json(c) for c in r["constants"]],
             r.get("anchor", ""),
+            checks=[(message, _span_from_json(span)) for message, span in r.get("checks", [])],
         )
         for r in records
     }
+
+
+def _span_json(span: Span | None) -> list[Any] | None:
+    if span is None:
+        return None
+    return [span.source, span.line, span.column, span.end_line, span.end_column]
+
+
+def _span_from_json(j: list[Any] | None) -> Span | None:
+    return None if j is None else Span(str(j[0]), int(j[1]), int(j[2]), int(j[3]), int(j[4]))
 
 
 def _digest(data: bytes) -> str:

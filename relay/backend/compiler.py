@@ -23,8 +23,9 @@ import numpy as np
 
 from relay import flags
 from relay.backend.target import Target
-from relay.errors import CompileError
+from relay.errors import CompileError, ExecutionError
 from relay.ir.expr import Function
+from relay.ir.span import Span
 from relay.ir.types import TensorType
 
 
@@ -39,6 +40,16 @@ class Kernel:
     constants: list[np.ndarray[Any, Any]] = field(default_factory=list)
     anchor: str = ""
     func: Any = None
+    checks: list[tuple[str, Span | None]] = field(default_factory=list)
+    """Run-time checks (see :class:`relay.backend.lower.LoweredFunc`): the kernel takes
+    one int32 ``(1,)`` flag buffer per check after its outputs."""
+
+    def raise_failed(self, flags: list[np.ndarray[Any, Any]]) -> None:
+        """Raise the ExecutionError of the first failed check, if any (``flags`` as written
+        by a call of this kernel)."""
+        for flag, (message, span) in zip(flags, self.checks, strict=True):
+            if flag[0]:
+                raise ExecutionError(message, span)
 
     def __call__(self, *args: np.ndarray[Any, Any]) -> list[np.ndarray[Any, Any]]:
         """Run on ``args`` (any layout: copied when misaligned or strided) into fresh outputs.
@@ -54,7 +65,9 @@ class Kernel:
             for a, t in zip((*args, *self.constants), self.inputs, strict=True)
         ]
         outs = [aligned_empty(_shape(t), numpy_dtype(str(t.dtype))) for t in self.outputs]
-        self.func(*ins, *outs)
+        flags = [aligned_empty((1,), np.int32) for _ in self.checks]
+        self.func(*ins, *outs, *flags)
+        self.raise_failed(flags)
         return outs
 
 
@@ -188,7 +201,12 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
         name = kernel_name(f, lowered.op_names, i)
         prims[name] = schedule_cpu(lowered).with_attr("global_symbol", name)
         kernels[name] = Kernel(
-            name, lowered.inputs, lowered.outputs, lowered.constants, lowered.anchor
+            name,
+            lowered.inputs,
+            lowered.outputs,
+            lowered.constants,
+            lowered.anchor,
+            checks=lowered.checks,
         )
     flags.debug_print(2, f"compiling {len(prims)} kernels for {target}")
     try:

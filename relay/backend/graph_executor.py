@@ -272,15 +272,20 @@ class GraphExecutor:
             template[slot] = data
         self._template = template
         self._storage = storage
-        self._steps: list[tuple[Any, tuple[int, ...]]] = []
+        self._steps: list[tuple[Any, tuple[int, ...], Any]] = []
         for step, symbol in zip(plan.steps, symbols, strict=True):
             kernel = library.kernels[symbol]
             extra = []
             for c in kernel.constants:  # constants the kernel took out of its function
-                slot = len(template)
+                extra.append(len(template))
                 template.append(_aligned_copy(np.asarray(c)))
-                extra.append(slot)
-            self._steps.append((kernel.func, (*step.inputs, *extra, *step.outputs)))
+            flags = []
+            for _ in kernel.checks:  # the run-time checks' flags, read after the call
+                flags.append(len(template))
+                template.append(aligned_empty((1,), np.int32))
+            checked = (kernel, [template[i] for i in flags]) if flags else None
+            args = (*step.inputs, *extra, *step.outputs, *flags)
+            self._steps.append((kernel.func, args, checked))
         self._inputs = [(slot, self._shapes[slot], self._dtypes[slot]) for slot in plan.input_slots]
         # aligned buffers that misaligned or strided arguments are copied into
         self._staging: dict[int, Array] = {}
@@ -324,7 +329,10 @@ class GraphExecutor:
             for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
                 if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
                     a = _convert(a, shape, dtype, what)
-                if a.ctypes.data % ALIGNMENT or not a.flags.c_contiguous or not a.size:
+                flags = a.flags  # DLPack cannot pass read-only arrays: those are staged too
+                if a.ctypes.data % ALIGNMENT or not (flags.c_contiguous and flags.writeable):
+                    a = self._stage(slot, a)
+                elif not a.size:
                     a = self._stage(slot, a)
                 slots[slot] = a
             if self._fresh:
@@ -337,8 +345,10 @@ class GraphExecutor:
                 self._recycle.append((chunk.base if chunk.base is not None else chunk, chunk))
                 if len(self._recycle) > 4:
                     del self._recycle[0]
-            for func, idx in self._steps:
+            for func, idx, checked in self._steps:
                 func(*[slots[i] for i in idx])
+                if checked is not None:
+                    checked[0].raise_failed(checked[1])
         for s in self._copied:
             slots[s] = np.array(slots[s], copy=True)
         return _build(self.plan.result, slots)

@@ -28,6 +28,7 @@ import numpy as np
 
 from relay.errors import CompileError
 from relay.ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
+from relay.ir.span import Span
 from relay.ir.types import TensorType, TupleType, Type
 from relay.op.registry import LoweringCall, OpPattern, get_op
 
@@ -71,6 +72,9 @@ class LoweredFunc:
     anchor_pattern: OpPattern = OpPattern.ELEMWISE
     anchor_ops: list[str] = field(default_factory=list)
     op_names: list[str] = field(default_factory=list)
+    checks: list[tuple[str, Span | None]] = field(default_factory=list)
+    """Run-time checks: after the outputs, one int32 ``(1,)`` flag per check, nonzero when
+    the check failed, with the message and span to report."""
 
 
 def _type_of(e: Expr) -> Type:
@@ -108,6 +112,7 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
     const_phs: list[Any] = []
     best: tuple[int, str, list[str]] = (-1, "", [])
     op_names: list[str] = []
+    checks: list[tuple[Any, str, Span | None]] = []
 
     # iterative post-order over the dataflow body
     stack: list[tuple[Expr, bool]] = [(func.body, False)]
@@ -140,6 +145,7 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
             except Exception as err:  # a rule's failure names the operator and the call
                 raise CompileError(f"cannot lower {opdef.name}: {err}", node.span) from err
             env[id(node)] = value
+            checks.extend((v, message, node.span) for v, message in call.checks)
             op_names.append(opdef.name)
             rank = int(opdef.pattern) if opdef.pattern != OpPattern.TUPLE else 0
             if rank >= best[0]:
@@ -183,7 +189,10 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
             t = _copy(te, t, f"copy{i}")
         seen.add(id(t))
         out_tensors.append(t)
-    prim = te.create_prim_func([*placeholders, *const_phs, *out_tensors])
+    flags = [_check_flag(te, v, i) for i, (v, _, _) in enumerate(checks)]
+    kept = [(m, s) for (_, m, s), f in zip(checks, flags, strict=True) if f is not None]
+    flags = [f for f in flags if f is not None]
+    prim = te.create_prim_func([*placeholders, *const_phs, *out_tensors, *flags])
     inputs.extend(
         TensorType(tuple(c.shape), str(c.dtype)) for c in constants
     )
@@ -196,7 +205,29 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
         anchor_pattern=OpPattern(best[0]) if best[0] >= 0 else OpPattern.ELEMWISE,
         anchor_ops=best[2],
         op_names=op_names,
+        checks=kept,
     )
+
+
+def _check_flag(te: Any, violated: Any, index: int) -> Any:
+    """An int32 ``(1,)`` stage: 1 when any element of ``violated`` is nonzero (None for an
+    empty tensor, which cannot violate anything)."""
+    from relay.backend.runtime import tvm
+
+    tirx = tvm().tirx
+    shape = [int(d) for d in violated.shape]
+    if 0 in shape:
+        return None
+    def flag(*i: Any) -> Any:
+        v = violated(*i)
+        if violated.dtype == "bool":  # (a bool compared with != lowers to an invalid fcmp)
+            return tirx.Cast("int32", v)
+        return tirx.Cast("int32", v != tirx.const(0, violated.dtype))
+
+    if not shape:
+        return te.compute((1,), lambda _: flag(), name=f"check{index}")
+    axes = [te.reduce_axis((0, d), name=f"c{k}") for k, d in enumerate(shape)]
+    return te.compute((1,), lambda _: te.max(flag(*axes), axis=axes), name=f"check{index}")
 
 
 def _copy(te: Any, t: Any, name: str) -> Any:

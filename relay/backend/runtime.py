@@ -14,6 +14,7 @@ a misaligned pointer crashes the process. :func:`aligned_empty` allocates such b
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -39,8 +40,17 @@ def tvm() -> Any:
     global _tvm
     if _tvm is None:
         os.environ.setdefault("TVM_NUM_THREADS", str(available_cores()))
-        import tvm as tvm_pkg
-
+        # tvm_ffi imports torch, when it is installed, only to dodge a symbol clash on
+        # Windows; that costs ~1.2 s. Unless the program already uses torch, the import is
+        # made to fail for the duration of TVM's (torch imports normally afterwards).
+        block = "torch" not in sys.modules and sys.platform != "win32"
+        if block:
+            sys.modules["torch"] = None  # type: ignore[assignment]
+        try:
+            import tvm as tvm_pkg
+        finally:
+            if block and sys.modules.get("torch", 0) is None:
+                del sys.modules["torch"]
         _tvm = tvm_pkg
     return _tvm
 
@@ -93,10 +103,11 @@ def is_aligned(a: Array) -> bool:
 
 
 def as_kernel_array(a: Array) -> Array:
-    """``a`` itself when it is C-contiguous and aligned, else an aligned contiguous copy."""
+    """``a`` itself when it is C-contiguous, writeable (DLPack cannot pass read-only arrays)
+    and aligned, else an aligned contiguous copy."""
     if a.size == 0:
         return aligned_empty(a.shape, a.dtype)
-    if a.flags.c_contiguous and a.ctypes.data % ALIGNMENT == 0:
+    if a.flags.c_contiguous and a.flags.writeable and a.ctypes.data % ALIGNMENT == 0:
         return a
     out = aligned_empty(a.shape, a.dtype)
     np.copyto(out, a)

@@ -371,6 +371,14 @@ class LoweringCall:
     out_type: Any
     fast_math: bool = True
     span: Span | None = None
+    checks: list[tuple[Any, str]] = field(default_factory=list)
+
+    def require(self, violated: Any, message: str) -> None:
+        """Check at run time what the reference checks: ``violated`` is a ``te.Tensor`` (any
+        shape, bool or integer) that is nonzero where the operator's reference raises; the
+        kernel computes it beside its results, and the executor raises ExecutionError with
+        ``message`` at the call's span when any element is nonzero."""
+        self.checks.append((violated, message))
 
 
 LoweringRule = Callable[[LoweringCall], Any]

@@ -188,3 +188,19 @@ def test_concurrent_processes_and_a_warm_second_process(cache_dir: Path) -> None
         [sys.executable, "-c", WRITER], env=env, capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["1", "0"]
+
+
+def test_a_failed_write_leaves_no_entry_and_the_kernel_works(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from relay.backend import cache as cache_module
+
+    def refuse(directory: Path, name: str, data: bytes) -> None:
+        raise PermissionError(13, "Permission denied", str(directory / name))
+
+    monkeypatch.setattr(cache_module, "_atomic_write", refuse)
+    with relay.flags.override(debug=1):
+        lib, (sym,) = compile_functions([func(43)], Target())
+    np.testing.assert_array_equal(run(lib, sym, 43), -np.arange(43, dtype=np.float32))
+    assert list(cache_dir.glob("*.json")) == [] and list(cache_dir.glob("*.so")) == []
+    assert "is read-only here" in capsys.readouterr().err

@@ -79,9 +79,23 @@ def inline_consumers(sch: Any, block: Any) -> None:
 
 
 def schedule_injective(sch: Any, block: Any) -> None:
-    """Fuse ``block``'s loops, vectorize an inner 16 and parallelise the rest."""
+    """Vectorize an inner 16 and parallelise the rest. When the last axis is a multiple of
+    16 the vector runs along it (each vector stays inside one row, so loads and stores are
+    contiguous and the index arithmetic is done once per vector); otherwise all the loops
+    are fused first."""
     loops = sch.get_loops(block)
     if not loops:
+        return
+    total = 1
+    for lp in loops:
+        total *= extent(sch, lp)
+    last = extent(sch, loops[-1])
+    if len(loops) > 1 and last >= VECTOR:
+        outer, inner = sch.split(loops[-1], [None, VECTOR])
+        sch.vectorize(inner)
+        rows = sch.fuse(*loops[:-1], outer)
+        if total >= PARALLEL_MIN:
+            sch.parallel(rows)
         return
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
     n = extent(sch, fused)

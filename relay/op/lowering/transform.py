@@ -19,8 +19,9 @@ injective pattern (``include/tvm/topi/transform.h``, ``python/tvm/topi/transform
 * ``take`` reads its index, brings it into range as ``mode`` says (``clip`` clamps to
   ``[0, n - 1]``, ``wrap`` is a floor modulo) and gathers along ``axis`` (of the flattened
   data when ``axis`` is None), with ``batch_dims`` leading axes shared by data and indices
-  (``topi.take``). Mode ``"fast"``, where the reference raises for an index out of range, clamps
-  as ``clip`` does, so no compiled kernel reads out of bounds;
+  (``topi.take``). Mode ``"fast"``, where the reference raises for an index out of range, adds
+  a run-time check (``LoweringCall.require``: the executor raises the reference's error) and
+  still clamps as ``clip`` does, so no compiled kernel reads out of bounds;
 * ``layout_transform`` maps each destination index back to the primal index of each axis
   (``outer * factor + inner``) and splits that by the source's factors, the bijective layout
   map ``topi.layout_transform`` uses (``include/tvm/topi/transform.h``,
@@ -394,6 +395,29 @@ def _in_range(index: Any, dtype: str, n: int, mode: str) -> Any:
     return tirx.Cast("int32", v) if n <= _INT32_MAX else v
 
 
+def _require_in_range(call: LoweringCall, indices: Any, dtype: str, flat: int | None) -> None:
+    """Mode ``"fast"``: the reference raises for an index outside ``[0, n)``; so does the
+    compiled call, through a run-time check (:meth:`LoweringCall.require`)."""
+    from tvm import te, tirx
+
+    dshape = _static(call.args[0].shape)
+    if flat is None:
+        axis = call.attrs["axis"]
+        assert isinstance(axis, int)
+        ax = _norm_axis(axis, len(dshape))
+        n, where = dshape[ax], f"axis {ax} of size {dshape[ax]}"
+    else:
+        n, where = flat, f"a flattened tensor of size {flat}"
+    def bad(*i: Any) -> Any:
+        v = _as_int64(indices(*i), dtype)
+        return tirx.Or(v < tirx.const(0, "int64"), v >= tirx.const(n, "int64"))
+
+    violated = te.compute(indices.shape, bad, name="take_check")
+    call.require(
+        violated, f'operator take failed: a take index is out of range for {where} (mode "fast")'
+    )
+
+
 @lowering_rule("take")
 def _take_rule(call: LoweringCall) -> Any:
     data, indices = call.args
@@ -401,6 +425,8 @@ def _take_rule(call: LoweringCall) -> Any:
     shape, _ = _out(call)
     mode, idtype = str(call.attrs["mode"]), str(indices.dtype)
     axis = call.attrs["axis"]
+    if mode == "fast":
+        _require_in_range(call, indices, idtype, math.prod(dshape) if axis is None else None)
     if axis is None:
         n = math.prod(dshape)
         if math.prod(shape) == 0 or n == 0:
