@@ -106,6 +106,12 @@ def _filled(shape: Sequence[int], dtype: str, name: str) -> Any:
     return te.compute(tuple(shape), lambda *i: tirx.const(0, dtype), name=name)
 
 
+def _zero(dtype: str) -> Any:
+    from tvm import tirx
+
+    return tirx.const(0, dtype)
+
+
 def _dtype_of(e: Any) -> str:
     """The dtype of a TIR expression (``PrimExpr.ty`` in this TVM)."""
     return str(e.ty)
@@ -216,7 +222,7 @@ def _conv2d_rule(call: LoweringCall) -> Any:
     oh, ow = _dims(out_shape, out_layout, "HW")
     acc = _acc_dtype(out_dtype)
     need = ((oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1)
-    zero = _cast_const(0, str(x.dtype))
+    zero = _zero(str(x.dtype))
     padded = _padded(x, layout, (pt, pl), need, zero, "conv2d_pad")
     per_group = o // groups
     rc = te.reduce_axis((0, i), "rc")
@@ -235,12 +241,6 @@ def _conv2d_rule(call: LoweringCall) -> Any:
 
     res = te.compute(out_shape, body, name="conv2d")
     return _finish(res, acc, out_dtype, "conv2d")
-
-
-def _cast_const(value: float, dtype: str) -> Any:
-    from tvm import tirx
-
-    return tirx.const(value, dtype)
 
 
 @lowering_rule("nn.conv2d_transpose")
@@ -266,7 +266,7 @@ def _conv2d_transpose_rule(call: LoweringCall) -> Any:
     # is read at q = y + a' * d of the dilated input D[q] = x[(q - off) / s], off = (K-1)d - pad
     off_h, off_w = (kh - 1) * dh - pt, (kw - 1) * dw - pl
     dil_shape = {"N": n, "C": c, "H": oh + (kh - 1) * dh, "W": ow + (kw - 1) * dw}
-    zero = _cast_const(0, str(x.dtype))
+    zero = _zero(str(x.dtype))
 
     def dilated(*idx: Any) -> Any:
         at = _logical(layout, idx)
@@ -428,7 +428,7 @@ def _avg_pool2d_rule(call: LoweringCall) -> Any:
 
     def total(*idx: Any) -> Any:
         inside, value = _window_read(x, win, _logical(win.layout, idx), ry, rx)
-        zero = tirx.const(0, acc)
+        zero = _zero(acc)
         return te.sum(tirx.if_then_else(inside, _cast(value, acc), zero), axis=[ry, rx])
 
     sums = te.compute(out_shape, total, name="avg_pool2d_sum")
@@ -472,7 +472,7 @@ def _pool_grad(
         # one (evaluating every read in them), so no read may depend on ``reaches``
         clamped = {**at, "H": _clamp(oy, oh), "W": _clamp(ox, ow)}
         value = share(clamped, ry, rx)
-        return te.sum(tirx.if_then_else(reaches, value, tirx.const(0, acc)), axis=[ry, rx])
+        return te.sum(tirx.if_then_else(reaches, value, _zero(acc)), axis=[ry, rx])
 
     res = te.compute(out_shape, body, name=name)
     return _finish(res, acc, dtype, name)
@@ -520,7 +520,7 @@ def _max_pool2d_grad_rule(call: LoweringCall) -> Any:
 
     def share(at: dict[str, Any], ty: Any, tx: Any) -> Any:
         hit = _at(arg, win.layout, **at) == ty * win.k[1] + tx
-        return tirx.Select(hit, _cast(_at(g, win.layout, **at), acc), tirx.const(0, acc))
+        return tirx.Select(hit, _cast(_at(g, win.layout, **at), acc), _zero(acc))
 
     return _pool_grad(call, share, "max_pool2d_grad")
 
@@ -569,7 +569,7 @@ def _adaptive_mean(x: Any, layout: str, out_shape: tuple[int, ...], name: str) -
         value = _cast(_at(x, layout, **{**at, "H": row, "W": col}), acc)
         # not te.sum(where=...): te.create_prim_func drops the condition in this TVM
         inside = tirx.all(y0 + ry < y1, x0 + rx < x1)
-        return te.sum(tirx.if_then_else(inside, value, tirx.const(0, acc)), axis=[ry, rx])
+        return te.sum(tirx.if_then_else(inside, value, _zero(acc)), axis=[ry, rx])
 
     sums = te.compute(out_shape, total, name=f"{name}_sum")
 
