@@ -138,6 +138,12 @@ class Executable:
             compare_with_interpreter(self, args, result)
         return result
 
+    def profile(self, *args: Any, repeat: int = 10) -> list[tuple[str, float]]:
+        """Each kernel call of the graph with its median time in milliseconds, in order."""
+        if self.graph is None:
+            raise ExecutionError(f"{self.name} is interpreted: it has no kernels to profile")
+        return self.graph.profile(flatten_args(args, self.graph.plan.param_types), repeat)
+
     def interpret(self, *args: Any) -> Any:
         """Run the optimized program on the reference interpreter."""
         from relay.backend.interpreter import Interpreter

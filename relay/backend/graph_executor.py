@@ -354,6 +354,32 @@ class GraphExecutor:
         return _build(self.plan.result, slots)
 
 
+    def profile(self, flat: Sequence[Any], repeat: int = 10) -> list[tuple[str, float]]:
+        """Each step's kernel and its median time in milliseconds over ``repeat`` runs of
+        the whole graph (for finding the kernel that costs the most)."""
+        import time
+
+        self.run_flat(flat)  # conversions, staging and first-call work out of the way
+        slots = list(self._template)
+        for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
+            a = _convert(a, shape, dtype, "profile") if type(a) is not np.ndarray else a
+            slots[slot] = a if a.ctypes.data % ALIGNMENT == 0 else _aligned_copy(a)
+        for slot, _, _, dtype, shape in self._fresh:
+            slots[slot] = aligned_empty(shape, dtype)
+        times: list[list[float]] = [[] for _ in self._steps]
+        with self._lock:
+            for _ in range(repeat):
+                for k, (func, idx, _) in enumerate(self._steps):
+                    args = [slots[i] for i in idx]
+                    start = time.perf_counter()
+                    func(*args)
+                    times[k].append(time.perf_counter() - start)
+        return [
+            (step.kernel, sorted(t)[len(t) // 2] * 1e3)
+            for step, t in zip(self.plan.steps, times, strict=True)
+        ]
+
+
 def _chunk_layout(sizes: list[int]) -> tuple[list[int], int]:
     offsets = []
     total = 0

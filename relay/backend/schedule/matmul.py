@@ -68,6 +68,16 @@ def _tile(n: int, want: int) -> int:
     return want
 
 
+def _columns(n: int) -> int:
+    """The column tile: whole AVX-512 vectors (32, else 16 when it divides ``n``; else 32
+    with the packed operand zero-padded), never an odd vector width."""
+    if n <= VECTOR:
+        return n
+    if n % NJ == 0 or n % VECTOR:
+        return NJ
+    return VECTOR
+
+
 def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     """Schedule a group anchored on a matrix product (see the module docstring)."""
     from relay.backend.schedule.cpu import is_reduction
@@ -94,8 +104,8 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
         _schedule_rest(sch, block)
         return
 
-    mi = _tile(m, MI)
-    nj = _tile(n, NJ)
+    nj = _columns(n)
+    mi = _tile(m, MI * NJ // nj)
     kc = _tile(kk, KC)
     i0, i1 = sch.split(i, [None, mi])
     j0, j1 = sch.split(j, [None, nj])
@@ -147,18 +157,16 @@ def tirx_const(value: int, dtype: str) -> Any:
     return tvm().tirx.const(value, dtype)
 
 
-def _schedule_gemv(sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int) -> None:
-    """Few rows: partial sums over 16 consecutive k, vectorized, then added up."""
-    if kk >= 2 * VECTOR and kk % VECTOR == 0:
-        k0, k1 = sch.split(k, [None, VECTOR])
-        rf = sch.rfactor(k1, 0)
-        # rf block loops: batch, i, j, k0, k1 -> keep k1 innermost and vectorize it
-        rloops = sch.get_loops(rf)
-        sch.vectorize(rloops[-1])
-        spatial = rloops[: len(batch) + 2]
-        outer = sch.fuse(*spatial)
-        if extent(sch, outer) >= 64:
-            sch.parallel(outer)
+def _schedule_gemv(
+    sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int
+) -> None:
+    """Few rows: partial sums over 16 consecutive k, vectorized, kept in registers inside
+    each output's loop (:func:`relay.backend.schedule.cpu.schedule_rfactor`), when both
+    operands are read along ``k``; otherwise the outputs run in parallel."""
+    from relay.backend.schedule.cpu import inner_contiguous_reduction, schedule_rfactor
+
+    if inner_contiguous_reduction(sch, block):
+        schedule_rfactor(sch, block)
         return
     outer = sch.fuse(*batch, i, j)
     if extent(sch, outer) >= 64:
