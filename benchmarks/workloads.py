@@ -621,6 +621,8 @@ def measure(workload: str, framework: str, runs: int) -> dict[str, Any]:
         "peak_mb": _peak_mb(),
         "runs": len(times),
     }
+    if framework == "relay" and workload == "ew_chain":
+        result["copy_ms"] = _copy_floor_ms(args)
     if framework == "relay":
         exe = getattr(f, "_compiled_for", None)
         if exe is not None:
@@ -630,6 +632,27 @@ def measure(workload: str, framework: str, runs: int) -> dict[str, Any]:
             if compiled and compiled.kind == "graph":
                 result["kernels"] = len(compiled.kernels)
     return result
+
+
+def _copy_floor_ms(args: Inputs) -> float:
+    """The time of a compiled kernel moving the same bytes as ew_chain (read x and y, write
+    one array: ``x + y``), the memory-bandwidth floor ew_chain is measured against."""
+    from relay.backend.runtime import aligned_empty
+    from relay.backend.compiler import compile_functions
+    from relay.backend.target import Target
+    from relay.testing.lowering import primitive_op_function
+
+    x, y = args
+    lib, (sym,) = compile_functions([primitive_op_function("add", (x, y), {})], Target())
+    kernel = lib[sym].func
+    out = aligned_empty(x.shape, x.dtype)
+    kernel(x, y, out)
+    times = []
+    for _ in range(30):
+        t0 = time.perf_counter()
+        kernel(x, y, out)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3
 
 
 def _peak_mb() -> float:

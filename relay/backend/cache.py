@@ -285,21 +285,28 @@ class KernelCache:
         self.evict_to(directory, flags.get().cache_mb * (1 << 20))
 
     def evict_to(self, directory: Path, limit: int) -> None:
-        """Remove least recently used files until ``directory`` holds at most ``limit``
-        bytes (down to 80% of it, so that eviction is not run on every store)."""
+        """Remove least recently used entries (a key's metadata and libraries together)
+        until ``directory`` holds at most ``limit`` bytes (down to 80% of it, so that
+        eviction does not run on every store)."""
+        entries: dict[str, list[tuple[Path, os.stat_result]]] = {}
         try:
-            files = [(p, p.stat()) for p in directory.iterdir() if p.suffix in (".so", ".json")]
+            for p in directory.iterdir():
+                if p.suffix in (".so", ".json") and not p.name.startswith("."):
+                    key = p.name.split("-", 1)[0].split(".", 1)[0]
+                    entries.setdefault(key, []).append((p, p.stat()))
         except OSError:
             return
-        total = sum(st.st_size for _, st in files)
+        total = sum(st.st_size for files in entries.values() for _, st in files)
         if total <= limit:
             return
-        for p, st in sorted(files, key=lambda f: f[1].st_mtime):
+        by_age = sorted(entries.values(), key=lambda fs: max(st.st_mtime for _, st in fs))
+        for files in by_age:
             if total <= limit * 0.8:
                 break
-            with contextlib.suppress(OSError):
-                p.unlink()
-                total -= st.st_size
+            for p, st in files:
+                with contextlib.suppress(OSError):
+                    p.unlink()
+                    total -= st.st_size
 
     def clear_memory(self) -> None:
         """Forget the libraries loaded in this process (the disk cache stays)."""
