@@ -154,7 +154,7 @@ def conv_inputs() -> Inputs:
 
 
 def _conv64(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    n, c, h, wd = x.shape
+    _, c, h, wd = x.shape
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
     cols = np.stack([xp[:, :, i : i + h, j : j + wd] for i in range(3) for j in range(3)], 2)
     return np.einsum("nckhw,ock->nohw", cols, w.reshape(w.shape[0], c, 9))
@@ -398,7 +398,7 @@ def jax_programs() -> dict[str, Callable[..., Any]]:
     def train(w1, b1, w2, b2, w3, b3, x, y):  # type: ignore[no-untyped-def]
         params = (w1, b1, w2, b2, w3, b3)
         value, g = jax.value_and_grad(loss)(params, x, y)
-        return (*[p - 0.01 * gp for p, gp in zip(params, g)], value)
+        return (*[p - 0.01 * gp for p, gp in zip(params, g, strict=True)], value)
 
     def conv(x, w1, b1, w2, b2):  # type: ignore[no-untyped-def]
         def c(a, w):  # type: ignore[no-untyped-def]
@@ -468,7 +468,7 @@ def torch_programs() -> dict[str, Callable[..., Any]]:
         loss = -(F.log_softmax(mlp_fwd(*params, x), 1) * y).sum() / 128
         grads = torch.autograd.grad(loss, params)
         with torch.no_grad():
-            return (*[p - 0.01 * g for p, g in zip(params, grads)], loss.detach())
+            return (*[p - 0.01 * g for p, g in zip(params, grads, strict=True)], loss.detach())
 
     def conv(x, w1, b1, w2, b2):  # type: ignore[no-untyped-def]
         h = F.relu(F.conv2d(x, w1, b1, padding=1))
@@ -563,7 +563,7 @@ def _check(name: str, got: Any, want: Any, w: Workload) -> None:
     got_l = list(got) if isinstance(got, tuple) else [got]
     want_l = list(want) if isinstance(want, tuple) else [want]
     assert len(got_l) == len(want_l), f"{name}: {len(got_l)} results, expected {len(want_l)}"
-    for g, e in zip(got_l, want_l):
+    for g, e in zip(got_l, want_l, strict=True):
         np.testing.assert_allclose(
             np.asarray(g, np.float64), e, rtol=w.rtol, atol=w.atol, err_msg=name
         )
@@ -637,8 +637,8 @@ def measure(workload: str, framework: str, runs: int) -> dict[str, Any]:
 def _copy_floor_ms(args: Inputs) -> float:
     """The time of a compiled kernel moving the same bytes as ew_chain (read x and y, write
     one array: ``x + y``), the memory-bandwidth floor ew_chain is measured against."""
-    from relay.backend.runtime import aligned_empty
     from relay.backend.compiler import compile_functions
+    from relay.backend.runtime import aligned_empty
     from relay.backend.target import Target
     from relay.testing.lowering import primitive_op_function
 

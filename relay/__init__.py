@@ -93,9 +93,7 @@ def infer_type(obj: Module | Expr, mod: Module | None = None) -> _Any:
     return _infer_type(obj, mod)
 
 
-def build(
-    program: _Any, target: _Any = "llvm", opt_level: int = 3, entry: str = "main"
-) -> _Any:
+def build(program: _Any, target: _Any = "llvm", opt_level: int = 3, entry: str = "main") -> _Any:
     """Compile ``program`` (a Module's ``entry`` function, a ``@relay`` function or a closed
     Function) for ``target`` (``"llvm"`` or a :class:`Target`): an :class:`Executable`,
     callable on numpy arrays, that can be saved (``.save(path)``) and loaded
@@ -193,8 +191,8 @@ __all__ = [
     "Tensor",
     "TypeCheckError",
     "assert_structural_equal",
-    "build",
     "astext",
+    "build",
     "const",
     "flags",
     "infer_type",

@@ -10,6 +10,7 @@ target and the versions, so a second process running the same program compiles n
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import re
@@ -125,10 +126,8 @@ def code_version() -> str:
     from relay.backend.runtime import tvm
 
     h = hashlib.sha256()
-    try:
+    with contextlib.suppress(metadata.PackageNotFoundError):  # a plain source tree
         h.update(metadata.version("relay-ir").encode())
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        pass
     h.update(str(tvm().__version__).encode())
     root = Path(__file__).resolve().parent.parent
     sources = [

@@ -100,10 +100,7 @@ class GraphPlan:
 
         return GraphPlan(
             param_types=[parse_type(t) for t in data["param_types"]],
-            slot_types=[
-                TensorType(tuple(shape), dtype)
-                for shape, dtype in data["slot_types"]
-            ],
+            slot_types=[TensorType(tuple(shape), dtype) for shape, dtype in data["slot_types"]],
             input_slots=list(data["input_slots"]),
             constants=constants,
             steps=[Step(k, list(i), list(o)) for k, i, o in data["steps"]],
@@ -330,9 +327,11 @@ class GraphExecutor:
                 if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
                     a = _convert(a, shape, dtype, what)
                 flags = a.flags  # DLPack cannot pass read-only arrays: those are staged too
-                if a.ctypes.data % ALIGNMENT or not (flags.c_contiguous and flags.writeable):
-                    a = self._stage(slot, a)
-                elif not a.size:
+                if (
+                    a.ctypes.data % ALIGNMENT
+                    or not (flags.c_contiguous and flags.writeable)
+                    or not a.size
+                ):
                     a = self._stage(slot, a)
                 slots[slot] = a
             if self._fresh:
@@ -352,7 +351,6 @@ class GraphExecutor:
         for s in self._copied:
             slots[s] = np.array(slots[s], copy=True)
         return _build(self.plan.result, slots)
-
 
     def profile(self, flat: Sequence[Any], repeat: int = 10) -> list[tuple[str, float]]:
         """Each step's kernel and its median time in milliseconds over ``repeat`` runs of
@@ -406,7 +404,9 @@ def _convert(a: Any, shape: tuple[int, ...], dtype: np.dtype[Any], what: str) ->
         )
     if arr.dtype == dtype:
         return arr
-    if isinstance(a, bool | int | float) or arr.ndim == 0 and np.can_cast(arr, dtype, "same_kind"):
+    if isinstance(a, bool | int | float) or (
+        arr.ndim == 0 and np.can_cast(arr, dtype, "same_kind")
+    ):
         converted = np.asarray(a, dtype=dtype)
         if converted == arr:
             return converted

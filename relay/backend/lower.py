@@ -193,9 +193,7 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
     kept = [(m, s) for (_, m, s), f in zip(checks, flags, strict=True) if f is not None]
     flags = [f for f in flags if f is not None]
     prim = te.create_prim_func([*placeholders, *const_phs, *out_tensors, *flags])
-    inputs.extend(
-        TensorType(tuple(c.shape), str(c.dtype)) for c in constants
-    )
+    inputs.extend(TensorType(tuple(c.shape), str(c.dtype)) for c in constants)
     return LoweredFunc(
         prim_func=prim,
         inputs=inputs,
@@ -218,6 +216,7 @@ def _check_flag(te: Any, violated: Any, index: int) -> Any:
     shape = [int(d) for d in violated.shape]
     if 0 in shape:
         return None
+
     def flag(*i: Any) -> Any:
         v = violated(*i)
         if violated.dtype == "bool":  # (a bool compared with != lowers to an invalid fcmp)

@@ -33,7 +33,7 @@ def programs(draw: st.DrawFn) -> str:
             values.append((name, shape))
         elif kind == "binary":
             partners = [v for v in values if v[1] == shape or v[1] == (shape[-1],)]
-            other, oshape = draw(st.sampled_from(partners))
+            other, _ = draw(st.sampled_from(partners))
             op = draw(st.sampled_from(BINARY))
             lines.append(f"  {name} = {op}({src}, {other});")
             values.append((name, shape))

@@ -21,9 +21,7 @@ def rand(*shape: int, dtype: str = "float32") -> np.ndarray:
 
 
 @relay
-def mlp(
-    x: Tensor[float32, (4, 8)], w: Tensor[float32, (16, 8)], b: Tensor[float32, (16,)]
-):
+def mlp(x: Tensor[float32, (4, 8)], w: Tensor[float32, (16, 8)], b: Tensor[float32, (16,)]):
     h = relay.nn.dense(x, w) + b
     return np.maximum(h, 0.0).sum(axis=1), np.tanh(h)
 

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from relay.errors import ExecutionError
-
 from relay.testing.lowering import check_op_lowering, run_compiled_op
 
 pytestmark = pytest.mark.tvm

@@ -21,6 +21,7 @@ to the generic one, and that to the unscheduled function: a kernel is always pro
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -60,10 +61,8 @@ def inline_producers(sch: Any, keep: Callable[[Any], bool] = lambda b: False) ->
         name = sch.get(block).name_hint
         if name in outputs or is_reduction(sch, block) or keep(block):
             continue
-        try:
+        with contextlib.suppress(Exception):  # e.g. a producer feeding a reduction's init
             sch.compute_inline(block)
-        except Exception:  # e.g. a producer that feeds a reduction's init  # noqa: S110
-            pass
 
 
 def inline_consumers(sch: Any, block: Any) -> None:
@@ -157,9 +156,7 @@ def inner_contiguous_reduction(sch: Any, block: Any) -> bool:
         return False
     reads = stmt.reads
     return (
-        bool(reads)
-        and len(reads[0].region) > 0
-        and reads[0].region[-1].min.same_as(ivars[-1].var)
+        bool(reads) and len(reads[0].region) > 0 and reads[0].region[-1].min.same_as(ivars[-1].var)
     )
 
 
@@ -247,7 +244,7 @@ def schedule_cpu(lowered: LoweredFunc) -> Any:
 
     s_tir = tvm().s_tir
     rule = _rules().get(lowered.anchor)
-    attempts = [schedule_generic_rfactor, schedule_generic]
+    attempts: list[Rule] = [schedule_generic_rfactor, schedule_generic]
     if rule is not None:
         attempts.insert(0, rule)
     for attempt in attempts:

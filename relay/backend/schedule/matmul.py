@@ -21,6 +21,7 @@ primitives, as measured in ``shared/notes/tvm-0.27.md`` (it reached OpenBLAS spe
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from relay.backend.lower import LoweredFunc
@@ -92,7 +93,7 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     if len(loops) != len(ivars) or len(loops) < 3:
         raise ValueError("unexpected matmul block structure")
     *batch, i, j, k = loops
-    vi, vj, vk = ivars[-3].var, ivars[-2].var, ivars[-1].var
+    vj, vk = ivars[-2].var, ivars[-1].var
     m, n, kk = extent(sch, i), extent(sch, j), extent(sch, k)
     b_read = stmt.reads[1]
     b_index = [r.min for r in b_read.region]
@@ -157,9 +158,7 @@ def tirx_const(value: int, dtype: str) -> Any:
     return tvm().tirx.const(value, dtype)
 
 
-def _schedule_gemv(
-    sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int
-) -> None:
+def _schedule_gemv(sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int) -> None:
     """Few rows: partial sums over 16 consecutive k, vectorized, kept in registers inside
     each output's loop (:func:`relay.backend.schedule.cpu.schedule_rfactor`), when both
     operands are read along ``k``; otherwise the outputs run in parallel."""
@@ -184,7 +183,5 @@ def _schedule_rest(sch: Any, anchor: Any) -> None:
             continue
         if name.endswith(("_local", "_global")) or "rf" in name:
             continue
-        try:
+        with contextlib.suppress(Exception):  # a block already inside the product's loops
             schedule_injective(sch, b)
-        except Exception:  # a block already placed inside the product's loops  # noqa: S110
-            pass

@@ -408,6 +408,7 @@ def _require_in_range(call: LoweringCall, indices: Any, dtype: str, flat: int | 
         n, where = dshape[ax], f"axis {ax} of size {dshape[ax]}"
     else:
         n, where = flat, f"a flattened tensor of size {flat}"
+
     def bad(*i: Any) -> Any:
         v = _as_int64(indices(*i), dtype)
         return tirx.Or(v < tirx.const(0, "int64"), v >= tirx.const(n, "int64"))
