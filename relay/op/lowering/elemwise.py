@@ -1,68 +1,84 @@
-"""Lowering of the elementwise operators (``relay.op.tensor`` and ``relay.op.elemwise``).
+"""Lowering of the elementwise operators (``relay.op.tensor``, ``relay.op.elemwise``).
 
-Every rule here is one ``te.compute`` over the result's shape whose body reads one element of
-each argument and combines them with a scalar TIR expression, the ``topi`` elementwise and
-broadcast pattern (``include/tvm/topi/elemwise.h``, ``include/tvm/topi/broadcast.h``,
-``python/tvm/topi/math.py``). The scalar expressions follow the numpy references, which differ
-from topi's (and from plain TIR operators) in several places:
+Every rule is one ``te.compute`` over the result's shape whose body reads one element of each
+argument and combines them with a scalar TIR expression: topi's elementwise and broadcast
+pattern (``include/tvm/topi/elemwise.h``, ``include/tvm/topi/broadcast.h``,
+``python/tvm/topi/math.py``), except integer ``power``, a reduction over the exponent's bits.
+The scalar expressions follow the numpy references where they and topi (or plain TIR, or
+TVM 0.27's code generation) differ:
 
 * **broadcasting**: an argument is read at the result's index with its missing leading axes
-  dropped and its size-1 axes read at 0 (numpy's rule, as ``topi.add`` etc.);
-* **narrow floats**: float16 and bfloat16 values are widened to float32, computed on, and
-  rounded back once, as the references (numpy's float16 loops) do;
-* **integer wrap-around**: int32/int64 ``add``, ``subtract``, ``multiply``, ``negative``,
-  ``abs``, ``power`` and ``arange`` are computed on the same bits as uint32/uint64, because
-  TVM emits signed 32/64-bit arithmetic with LLVM's ``nsw`` flag (overflow is poison there,
-  while numpy wraps);
+  dropped and its size-1 axes read at 0 (numpy's rule, as ``topi.add``);
+* **narrow floats**: float16/bfloat16 values are widened to float32, computed on and rounded
+  back once, as the references do; ``floor_divide`` rounds the quotient first, and
+  ``arange`` after each operation, as numpy's float16 arithmetic. bfloat16 is rounded (to
+  nearest even) on the bits before the cast, since TVM computes bfloat16 in float32 and drops
+  a ``float32(bfloat16(x))`` pair in a fused kernel;
+* **integer wrap-around**: TVM's simplifier takes integer arithmetic not to overflow (it folds
+  ``x + 1 < x`` to false and the unsigned ``0 - x`` to 0) and its LLVM code marks signed
+  32/64-bit arithmetic ``nsw``; so integers narrower than 64 bits add, subtract and multiply in
+  int64 (uint64 for a uint32 product) and truncate, uint64 subtracts by adding the two's
+  complement, and int64 is left as TVM emits it (overflow formally undefined there);
 * **integer division**: ``divide``/``mod`` truncate (``truncdiv``/``truncmod``),
   ``floor_divide``/``floor_mod`` round down (``floordiv``/``floormod``). The divisor is guarded,
-  since x86 ``idiv`` traps: a zero divisor gives 0 (the reference raises), and a divisor of -1
-  gives the wrapped negation (quotient) or 0 (remainder) without dividing
-  (``INT_MIN / -1`` traps as well);
+  since x86 ``idiv`` traps (SIGFPE): a zero divisor gives 0 where the reference raises, and a
+  divisor of -1 gives the wrapped negation (quotient) or 0 (remainder) without dividing
+  (``INT_MIN / -1`` traps too);
+* **integer power** is square-and-multiply over the exponent's bits, a ``te.comm_reducer``
+  whose state is (product, square, started): as a ``tirx.Let`` chain its compile time doubled
+  per bit. A negative exponent, where the reference raises, gives C's truncated
+  ``1 / a**-b``: 1 for ``a == 1``, ``(-1)**b`` for ``a == -1``, else 0;
 * **floats**: ``mod`` is C's ``fmod`` (TIR ``truncmod``, LLVM ``frem``); ``floor_mod`` is numpy's
-  ``npy_divmod`` remainder (``fmod``, then ``+ b`` when the signs differ, a zero taking the
-  divisor's sign), since TIR ``floormod`` rejects floats; ``floor_divide`` is ``floor(a / b)``;
-  ``maximum``/``minimum`` and ``clip`` propagate NaN (TIR ``max``/``min`` are a plain select,
-  which drops a NaN in the first operand); ``not_equal`` and casts to bool count NaN as
-  different (TIR's ``!=`` on floats is LLVM's *ordered* comparison, false for NaN, and the
-  simplifier rewrites ``!(a == b)`` to it); ``round`` rounds halves away from zero (TIR
-  ``round`` is ``nearbyint`` in this TVM, halves to even); ``sign(nan)`` is 0 (topi's select);
-* **bool**: ``add``/``maximum`` are ``or``, ``multiply``/``minimum`` ``and`` (numpy's bool
-  loops); ordered comparisons of bools compare them as int8 (LLVM has no ordered ``i1``
-  comparison in TVM's code generator);
-* **power** of integers is exponentiation by squaring over the exponent's bits (numpy's loop,
-  wrapping), bound with ``tirx.Let`` so the expression stays linear in size; a negative
-  exponent (the reference raises) gives what C's truncating ``1 / a**-b`` gives: 1 for
-  ``a == 1``, ``(-1)**b`` for ``a == -1``, else 0;
-* **casts** (``cast``, ``cast_like``, ``full``, ``full_like``) convert as numpy's ``astype``: to bool
-  is ``x != 0`` (NaN true), floats truncate toward zero into integers (TVM's ``fptosi``/
-  ``fptoui``; a value that is NaN, infinite or out of range, where the reference raises, gives
-  the hardware's result: the x86 "integer indefinite" ``INT_MIN`` for 32/64-bit targets, the
-  low bits of the 32-bit conversion for 8/16-bit ones), narrow floats convert through float32;
-* **clip** casts its bounds exactly as the reference does (its own helper computes them);
-* **fast math** (``call.fast_math`` and float32): ``exp`` and ``fast_exp`` use Cephes' ``expf``
-  (the polynomial of ``topi.fast_exp``) with a two-constant ``ln 2`` reduction and a two-step
-  ``2**n`` scaling, so it covers the whole float32 range: ``topi.fast_exp`` clamps its input to
-  +-88.376, which gives a finite 2.4e38 instead of inf above it (and a 42% error just below
-  ``log(FLT_MAX) = 88.72``), flushes results below 1.2e-38 to 0 and turns NaN into a number.
-  ``tanh``/``fast_tanh`` use ``topi.fast_tanh``'s rational approximation (Eigen's, clamped to
-  +-9) with NaN passed through; ``sigmoid`` is ``e = exp(-|x|)``, ``1 / (1 + e)`` for
-  ``x >= 0`` and ``e / (1 + e)`` below, with the approximate or exact ``exp`` (the reference's
-  overflow-free form; topi's ``1 / (1 + exp(-x))`` loses the tiny results below -88).
-  ``fast_exp``/``fast_tanh`` approximate float32 always; other dtypes are exact.
-  Measured against float64 numpy (tests/backend/test_lower_elemwise.py): fast exp relative
-  error below 2.4e-7 where the result is a normal float32 (absolute below 1.5e-45 in the
-  subnormal range, exact 0/inf beyond); fast tanh absolute error below 1.2e-7 (relative below
-  3e-7); fast sigmoid relative error below 3.6e-7 down to x = -87;
-* ``arange`` computes ``start + i * step`` in its dtype (narrow floats rounded after each
-  operation, as numpy's float16 arithmetic does); its length must be static (known when the
-  program gives the bounds as constants), else lowering raises a CompileError;
+  ``npy_divmod`` remainder (TIR ``floormod`` rejects floats); ``floor_divide`` is
+  ``floor(a / b)``; ``maximum``/``minimum``/``clip`` use LLVM's NaN-propagating
+  ``llvm.maximum``/``llvm.minimum`` (TIR's max/min are a select that drops a NaN);
+  ``not_equal`` and conversions to bool count NaN as different (TIR's ``!=`` is LLVM's
+  *ordered* comparison and the simplifier rewrites ``!(a == b)`` into it); ``isnan``/
+  ``isfinite`` test the bits (``tirx.isnan`` is a call the vectorizer scalarizes, and
+  ``x != x`` folds to false); ``round`` is ``llvm.round``, halves away from zero (TIR's round
+  is ``nearbyint``, halves to even); ``sign(nan)`` is 0 (topi's select);
+* **bool**: ``add``/``maximum`` are ``or``, ``multiply``/``minimum`` ``and`` (numpy's bool loops);
+  comparisons of bools compare them as int8 (TVM emits float comparisons for ``bool``);
+* **casts** (``cast``, ``cast_like``, ``full``, ``full_like``) convert as numpy's ``astype``: to
+  bool is ``x != 0``; floats truncate toward zero into integers, and a value that is NaN,
+  infinite or out of range (the reference raises) gives x86's conversion: the "integer
+  indefinite" ``INT_MIN`` for int32/int64, the maximum for uint32/uint64 (negative values
+  included), the low bits of the int32 conversion for 8/16-bit targets (NaN gives 0); float64 to float16 rounds once (numpy), anything to
+  bfloat16 goes through float32 (ml_dtypes);
+* **clip** bounds are computed by the reference's own helper (cast, truncated, saturated);
+* **fast math**: for a float32 operator with ``call.fast_math``, ``exp`` and ``sigmoid`` use
+  ``fast_exp_f32`` and ``tanh`` ``fast_tanh_f32``; ``fast_exp``/``fast_tanh`` of float32 use
+  them always; other dtypes are exact (``tirx.exp``, libm's ``tanh``: TVM's own LLVM
+  ``tanh`` is ``(1 - exp(-2x)) / (1 + exp(-2x))``, relative error 1e-4 near 0). ``fast_exp_f32``
+  is Cephes' ``expf`` (``topi.fast_exp``'s polynomial) with ``ln 2`` split in two for the
+  reduction and ``2**n`` applied as two factors, so that it covers the whole float32 range:
+  ``topi.fast_exp`` returns inf from x = 88.38 (exp is finite up to 88.72) and 0 below
+  -87.3 (flushing the subnormal results). ``fast_tanh_f32`` is ``topi.fast_tanh`` (Eigen's
+  rational function on [-9, 9]) bounded by +-1. ``sigmoid`` is computed as the reference,
+  ``e = exp(-|x|)``, ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below: it never
+  overflows, and keeps the tiny results below -88 that ``1 / (1 + exp(-x))`` loses. NaN
+  passes through all three. Measured against float64 numpy over 10**6 points
+  (tests/backend/test_lower_elemwise.py asserts the bounds with a margin): fast exp on
+  [-90, 90], relative error 8.3e-8 where the result is a normal float32, absolute 1.04e-45
+  among subnormal results, inf exactly where float32 overflows; fast tanh on [-20, 20],
+  absolute (and relative) error 2.5e-7; fast sigmoid on [-20, 20] (and [-100, 100]),
+  relative error 1.9e-7 down to x = -87;
+* **arange** computes ``start + i * step`` in its dtype (LLVM may fuse the float32/float64
+  multiply-add: 1 ulp from the reference); its length must be static (the type checker knows
+  it when the bounds are constants), else a CompileError;
 * ``zeros``/``ones``/``full`` read nothing but their attributes (and the fill value); a result
   with no elements is a constant compute that reads nothing.
+
+Code size: an operator that uses an input more than once binds it with ``tirx.Let`` (see
+``_let``), so a fused chain does not repeat its producers. TVM's LLVM code generator still
+re-simplifies each bound value, so compile time grows exponentially with the depth of a
+fused chain of such operators (measured: 4 nested fast-math ``exp`` 0.15 s, ``sigmoid`` 1.3 s,
+6 ``tanh`` 11 s); ``maximum``, ``round`` and the other single-use operators stay linear.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Sequence
@@ -137,12 +153,101 @@ def _down(value: Expr, dtype: str) -> Expr:
     """``value`` (computed in ``dtype`` widened) rounded back to ``dtype``."""
     from tvm import tirx
 
+    if dtype == "bfloat16":
+        value = _round_bf16(value)
     return tirx.Cast(dtype, value) if dtype in _NARROW else value
+
+
+def _round_bf16(x: Expr) -> Expr:
+    """The float32 value ``x`` rounded to the nearest bfloat16 (ties to even), still float32.
+
+    TVM computes bfloat16 in float32 and drops a ``float32(bfloat16(x))`` pair, which would
+    keep ``x`` unrounded inside a fused kernel; rounded first, the pair is exact."""
+    from tvm import tirx
+
+    u32 = "uint32"
+    bits = tirx.reinterpret(u32, x)
+    lsb = (bits >> _const(16, u32)) & _const(1, u32)
+    rounded = (bits + _const(0x7FFF, u32) + lsb) & _const(0xFFFF0000, u32)
+    return tirx.Select(_isnan(x), x, tirx.reinterpret(_F32, rounded))
+
+
+def _let(name: str, value: Expr, body: Callable[[Expr], Expr], bind: bool = True) -> Expr:
+    """``body(v)`` with ``v`` bound to ``value`` by a ``tirx.Let``, so that ``value`` (which
+    holds the inlined producers of a fused kernel) is emitted once however often ``body`` uses
+    it; with ``bind`` false (a cheap ``value``, or a bfloat16 one: TVM's bfloat16 legalization
+    mishandles casts inside a ``Let`` value), ``value`` itself is substituted.
+
+    One binding per operator at most: TVM's LLVM code generator re-simplifies a bound value
+    when it binds it, so nested ``Let`` values cost twice per level of a fused chain."""
+    from tvm import te, tirx
+
+    if not bind:
+        return body(value)
+    var = te.var(name, _dt(value))
+    return tirx.Let(var, value, body(var))
+
+
+def _can_bind(call: LoweringCall) -> bool:
+    """Whether ``call``'s arguments may be bound by ``tirx.Let``: not when a bfloat16 tensor is
+    computed upstream in the kernel (its inlined cast to bfloat16 would land inside the
+    ``Let`` value, which TVM's bfloat16 legalization misses: a compile error)."""
+    from tvm import te
+
+    seen: set[Any] = set()  # TVM objects hash and compare by identity of the node
+    stack = _flatten(call.args)
+    while stack:
+        t = stack.pop()
+        if t.op in seen or isinstance(t.op, te.PlaceholderOp):
+            continue
+        seen.add(t.op)
+        if str(t.dtype) == "bfloat16":
+            return False
+        stack.extend(t.op.input_tensors)
+    return True
+
+
+def _flatten(args: Any) -> list[Any]:
+    if isinstance(args, tuple | list):
+        return [t for a in args for t in _flatten(a)]
+    return [args]
+
+
+def _llvm(name: str, *args: Expr) -> Expr:
+    """The pure LLVM intrinsic ``llvm.<name>`` on ``args`` (of the result's dtype)."""
+    from tvm import tirx
+
+    return tirx.call_llvm_pure_intrin(_dt(args[0]), f"llvm.{name}", *args)
 
 
 def _wide(dtype: str) -> str:
     """The dtype the math of ``dtype`` is done in."""
     return _F32 if dtype in _NARROW else dtype
+
+
+def _float_bits(x: Expr) -> tuple[Expr, int, int]:
+    """The bits of the float32/float64 value ``x`` without the sign, and the exponent mask."""
+    from tvm import tirx
+
+    if _dt(x) == "float64":
+        u64 = "uint64"
+        bits = tirx.reinterpret(u64, x) & _const(0x7FFFFFFFFFFFFFFF, u64)
+        return bits, 0x7FF0000000000000, 64
+    bits = tirx.reinterpret("uint32", x) & _const(0x7FFFFFFF, "uint32")
+    return bits, 0x7F800000, 32
+
+
+def _isnan(x: Expr) -> Expr:
+    """Whether the float32/float64 value ``x`` is NaN, on its bits: TVM's vectorizer
+    scalarizes ``tirx.isnan`` (a call), and its simplifier folds ``x != x`` to false."""
+    bits, exponent, width = _float_bits(x)
+    return bits > _const(exponent, f"uint{width}")
+
+
+def _isfinite(x: Expr) -> Expr:
+    """Whether the float32/float64 value ``x`` is finite (see _isnan)."""
+    bits, exponent, width = _float_bits(x)
+    return bits < _const(exponent, f"uint{width}")
 
 
 def _read(t: Any, shape: tuple[int, ...], index: Sequence[Any]) -> Expr:
@@ -223,8 +328,10 @@ def _nonzero(x: Expr, dtype: str) -> Expr:
 
     if dtype == "bool":
         return x
-    nonzero = tirx.NE(x, _const(0, _wide(dtype)))
-    return tirx.Or(nonzero, tirx.isnan(x)) if _is_float(dtype) else nonzero
+    if _is_float(dtype):  # any bit but the sign set: NaN counts (TIR's != is ordered)
+        bits, _, width = _float_bits(x)
+        return tirx.NE(bits, _const(0, f"uint{width}"))
+    return tirx.NE(x, _const(0, dtype))
 
 
 def _convert(x: Expr, src: str, dst: str) -> Expr:
@@ -236,11 +343,13 @@ def _convert(x: Expr, src: str, dst: str) -> Expr:
         return x
     if dst == "bool":
         return _nonzero(_up(x, src), src)
-    if src in _NARROW and (dst in _NARROW or not _is_float(dst)):
-        x = tirx.Cast(_F32, x)  # exact
-    elif src == "bool" and dst in _NARROW:
+    if src in _NARROW:
+        x, src = _up(x, src), _F32  # exact
+    if dst == "bfloat16":  # through float32, as ml_dtypes converts
+        return _down(x if src == _F32 else tirx.Cast(_F32, x), dst)
+    if dst == "float16" and src == "bool":
         x = tirx.Cast(_F32, x)
-    return tirx.Cast(dst, x)
+    return tirx.Cast(dst, x)  # float64 to float16 rounds once, as numpy does
 
 
 # ---- fast math ----------------------------------------------------------------------------------
@@ -294,96 +403,99 @@ def _pow2(n: Expr) -> Expr:
     return tirx.reinterpret(_F32, (n + _const(127, "int32")) << _const(23, "int32"))
 
 
-def fast_exp_f32(x: Expr) -> Expr:
-    """An approximation of ``exp`` of the float32 value ``x`` (relative error ~2e-7 where the
-    result is normal; inf above log(FLT_MAX), subnormals and 0 below, NaN kept), vectorizable:
-    no libm call."""
-    from tvm import te, tirx
+def fast_exp_f32(x: Expr, bind: bool = True) -> Expr:
+    """An approximation of ``exp`` of the float32 value ``x`` (relative error below 1e-7
+    where the result is a normal float32; inf above log(FLT_MAX), subnormals and 0 below, NaN
+    kept), vectorizable: no libm call. ``bind``: see _let."""
+    from tvm import tirx
 
     f32 = _F32
-    xc = tirx.max(tirx.min(x, _const(_EXP_HI, f32)), _const(_EXP_LO, f32))
-    n = te.var("n", f32)
-    r = te.var("r", f32)
-    # n = round(x / ln 2); r = x - n ln 2 in two steps (exact first product)
-    reduced = xc - n * _const(_LN2_HI, f32) - n * _const(_LN2_LO, f32)
-    poly = _horner(r, _EXP_POLY) * r * r + r + _const(1.0, f32)
-    # 2**n with n in [-150, 128] as two factors 2**(n//2) * 2**(n - n//2), each normal
-    ni = tirx.Cast("int32", n)
-    half = ni >> _const(1, "int32")
-    scaled = poly * _pow2(half) * _pow2(ni - half)
-    body = tirx.Let(r, reduced, scaled)
-    body = tirx.Let(n, tirx.floor(xc * _const(_LOG2E, f32) + _const(0.5, f32)), body)
-    return tirx.Select(tirx.isnan(x), x, body)
+
+    def from_x(xv: Expr) -> Expr:
+        xc = tirx.max(tirx.min(xv, _const(_EXP_HI, f32)), _const(_EXP_LO, f32))
+        n = tirx.floor(xc * _const(_LOG2E, f32) + _const(0.5, f32))  # round(x / ln 2)
+        # r = x - n ln 2 in two steps (the first product is exact)
+        r = xc - n * _const(_LN2_HI, f32) - n * _const(_LN2_LO, f32)
+        poly = _horner(r, _EXP_POLY) * r * r + r + _const(1.0, f32)
+        # 2**n with n in [-150, 128] as two factors 2**(n//2) * 2**(n - n//2), each normal
+        ni = tirx.Cast("int32", n)
+        half = ni >> _const(1, "int32")
+        return tirx.Select(_isnan(xv), xv, poly * _pow2(half) * _pow2(ni - half))
+
+    return _let("x", x, from_x, bind)
 
 
-def fast_tanh_f32(x: Expr) -> Expr:
+def fast_tanh_f32(x: Expr, bind: bool = True) -> Expr:
     """``topi.fast_tanh``'s approximation of ``tanh`` of the float32 value ``x`` (absolute
-    error ~1e-7), NaN kept."""
-    from tvm import te, tirx
+    error below 3e-7), never beyond +-1, NaN kept. ``bind``: see _let."""
+    from tvm import tirx
 
     f32 = _F32
-    xc = te.var("xc", f32)
-    x2 = te.var("x2", f32)
-    p = _horner(x2, _TANH_ALPHA) * xc
-    q = _horner(x2, _TANH_BETA)
-    body = tirx.Let(x2, xc * xc, p / q)
-    clamped = tirx.max(tirx.min(x, _const(_TANH_CLAMP, f32)), _const(-_TANH_CLAMP, f32))
-    return tirx.Select(tirx.isnan(x), x, tirx.Let(xc, clamped, body))
+    one = _const(1.0, f32)
+
+    def from_x(xv: Expr) -> Expr:
+        xc = tirx.max(tirx.min(xv, _const(_TANH_CLAMP, f32)), _const(-_TANH_CLAMP, f32))
+        x2 = xc * xc
+        ratio = _horner(x2, _TANH_ALPHA) * xc / _horner(x2, _TANH_BETA)
+        # the rational function overshoots 1 by up to 2 ulp near the clamp
+        return tirx.Select(_isnan(xv), xv, tirx.max(tirx.min(ratio, one), -one))
+
+    return _let("x", x, from_x, bind)
 
 
-def exp_expr(x: Expr, fast: bool) -> Expr:
-    """``exp(x)`` of a float value; approximated (``fast_exp_f32``) when ``fast`` and float32."""
+def exp_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
+    """``exp(x)`` of a float value; approximated (``fast_exp_f32``) when ``fast`` (which the
+    caller sets only for float32 operators)."""
     from tvm import tirx
 
-    return fast_exp_f32(x) if fast and _dt(x) == _F32 else tirx.exp(x)
+    return fast_exp_f32(x, bind) if fast else tirx.exp(x)
 
 
-def tanh_expr(x: Expr, fast: bool) -> Expr:
-    """``tanh(x)`` of a float value; approximated when ``fast`` and float32."""
+def tanh_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
+    """``tanh(x)`` of a float value; approximated (``fast_tanh_f32``) when ``fast``."""
     from tvm import tirx
 
-    return fast_tanh_f32(x) if fast and _dt(x) == _F32 else tirx.tanh(x)
+    if fast:
+        return fast_tanh_f32(x, bind)
+    dtype = _dt(x)
+    # libm's: TVM legalizes tirx.tanh for LLVM as (1 - exp(-2x)) / (1 + exp(-2x)), whose
+    # relative error near 0 reaches 1e-4 (and tanh(1e-30) is 0)
+    return tirx.call_pure_extern(dtype, "tanhf" if dtype == _F32 else "tanh", x)
 
 
-def sigmoid_expr(x: Expr, fast: bool) -> Expr:
+def sigmoid_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
     """``1 / (1 + exp(-x))`` of a float value without overflow, as the reference: with
-    ``e = exp(-|x|)``, ``1 / (1 + e)`` for ``x >= 0``, ``e / (1 + e)`` below."""
-    from tvm import te, tirx
+    ``e = exp(-|x|)``, ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below."""
+    from tvm import tirx
 
     dtype = _dt(x)
-    e = te.var("e", dtype)
-    one = _const(1.0, dtype)
-    if fast and dtype == _F32:
-        inv = te.var("inv", dtype)
-        body = tirx.Let(inv, one / (one + e), tirx.Select(x >= _const(0.0, dtype), inv, e * inv))
-    else:
-        body = tirx.Select(x >= _const(0.0, dtype), one / (one + e), e / (one + e))
-    return tirx.Let(e, exp_expr(-tirx.abs(x), fast), body)
+    one, zero = _const(1.0, dtype), _const(0.0, dtype)
+
+    def from_x(xv: Expr) -> Expr:
+        e = exp_expr(-tirx.abs(xv), fast, bind=False)  # on a variable: cheap to repeat
+        return tirx.Select(xv >= zero, one, e) / (one + e)
+
+    return _let("x", x, from_x, bind)
 
 
 # ---- unary math -----------------------------------------------------------------------------------
 
 
-def _round_half_away(x: Expr) -> Expr:
-    from tvm import tirx
-
-    dtype = _dt(x)
-    whole = tirx.trunc(x)
-    up = tirx.Select(x > _const(0.0, dtype), whole + _const(1.0, dtype), whole - _const(1.0, dtype))
-    return tirx.Select(tirx.abs(x - whole) >= _const(0.5, dtype), up, whole)
-
-
 def _float_math(call: LoweringCall) -> dict[str, ScalarFn]:
-    """The scalar functions of the float-only operators, for ``call``'s options."""
+    """The scalar functions of the float-only operators, for ``call``'s options (the
+    approximations apply to float32 operators only)."""
     from tvm import tirx
 
-    fast = call.fast_math
+    dtype = _dtype(call, 0)
+    f32 = dtype == _F32
+    fast = call.fast_math and f32
+    bind = _can_bind(call)  # see _let
     return {
-        "exp": lambda x: exp_expr(x, fast),
-        "fast_exp": lambda x: exp_expr(x, True),
-        "tanh": lambda x: tanh_expr(x, fast),
-        "fast_tanh": lambda x: tanh_expr(x, True),
-        "sigmoid": lambda x: sigmoid_expr(x, fast),
+        "exp": lambda x: exp_expr(x, fast, bind),
+        "fast_exp": lambda x: exp_expr(x, f32, bind),
+        "tanh": lambda x: tanh_expr(x, fast, bind),
+        "fast_tanh": lambda x: tanh_expr(x, f32, bind),
+        "sigmoid": lambda x: sigmoid_expr(x, fast, bind),
         "log": tirx.log,
         "log2": tirx.log2,
         "log10": tirx.log10,
@@ -411,7 +523,7 @@ def _rounding(call: LoweringCall) -> Any:
         "floor": tirx.floor,
         "ceil": tirx.ceil,
         "trunc": tirx.trunc,
-        "round": _round_half_away,
+        "round": lambda x: _llvm("round", x),  # halves away from zero
     }
     if not _is_float(_dtype(call, 0)):
         return _map(call, lambda x: x)
@@ -455,13 +567,11 @@ def _copy(call: LoweringCall) -> Any:
 
 @lowering_rule("isnan", "isfinite")
 def _float_test(call: LoweringCall) -> Any:
-    from tvm import tirx
-
     dtype = _dtype(call, 0)
     if not _is_float(dtype):
         result = call.name == "isfinite"
         return _map(call, lambda x: _const(result, "bool"))
-    return _map(call, tirx.isnan if call.name == "isnan" else tirx.isfinite)
+    return _map(call, _isnan if call.name == "isnan" else _isfinite)
 
 
 @lowering_rule("clip")
@@ -482,11 +592,9 @@ def _clip(call: LoweringCall) -> Any:
         bounds.append(_const(bound.item() if _is_float(src) else int(bound), dtype))
     lo, hi = bounds
 
-    def clip(x: Expr) -> Expr:
-        out = tirx.max(tirx.min(x, hi), lo)
-        return tirx.Select(tirx.isnan(x), x, out) if _is_float(src) else out
-
-    return _map(call, clip)
+    if _is_float(src):  # LLVM's minimum/maximum propagate NaN, as numpy's
+        return _map(call, lambda x: _llvm("maximum", _llvm("minimum", x, hi), lo))
+    return _map(call, lambda x: tirx.max(tirx.min(x, hi), lo))
 
 
 # ---- casts and creation ---------------------------------------------------------------------------
@@ -568,58 +676,79 @@ def _int_division(op: Callable[[Expr, Expr], Expr], remainder: bool, dtype: str)
     return fn
 
 
-def _float_floor_mod(a: Expr, b: Expr) -> Expr:
-    """numpy's float remainder (``npy_divmod``): fmod, moved into the divisor's sign."""
+def _float_floor_mod(a: Expr, b: Expr, bind: bool = True) -> Expr:
+    """numpy's float remainder (``npy_divmod``): fmod, plus ``b`` when it is nonzero and of the
+    other sign than ``b``; a zero remainder takes ``b``'s sign. ``bind``: see _let."""
     from tvm import tirx
 
     dtype = _dt(a)
     zero = _const(0.0, dtype)
-    m = tirx.truncmod(a, b)
-    # a nonzero remainder of the other sign than b (TVM cannot compare two float tests)
-    moved = tirx.Or(tirx.And(b < zero, m > zero), tirx.And(b > zero, m < zero))
-    m = tirx.Select(moved, m + b, m)
-    return tirx.Select(tirx.EQ(m, zero), tirx.copysign(zero, b), m)
+    udt = f"uint{_bits(dtype)}"
+    # copysign(0, b) on the bits (tirx.copysign is not vectorized, and the simplifier merges
+    # a select between the constants 0.0 and -0.0)
+    sign_bit = _const(1 << (_bits(dtype) - 1), udt)
+    signed_zero = tirx.reinterpret(dtype, tirx.reinterpret(udt, b) & sign_bit)
+
+    def from_m(m: Expr) -> Expr:
+        # (b < 0) != (m < 0) for a nonzero m (TVM cannot compare two float tests)
+        moved = tirx.Or(tirx.And(b < zero, m > zero), tirx.And(b > zero, m < zero))
+        return tirx.Select(tirx.EQ(m, zero), signed_zero, tirx.Select(moved, m + b, m))
+
+    return _let("m", tirx.truncmod(a, b), from_m, bind)
 
 
-def _int_power(dtype: str) -> ScalarFn:
-    """``a ** b`` on integers: square-and-multiply over the bits of ``b`` (wrapping)."""
+def _int_power(call: LoweringCall) -> Any:
+    """``a ** b`` on integers, wrapping: square-and-multiply over the bits of ``b``, as a
+    reduction over the bit index whose state is (product, square, started). (An expression of
+    ``tirx.Let``-bound squares would do, but TVM's passes revisit a bound value at each use of
+    its variable: compile time doubles per bit.) A negative ``b`` gives C's truncated
+    ``1 / a**-b``: 1 for ``a == 1``, ``(-1)**b`` for ``a == -1``, else 0."""
     from tvm import te, tirx
 
-    nbits = _bits(dtype) - (1 if _is_signed(dtype) else 0)
+    shape, dtype = _out(call)
+    if math.prod(shape) == 0:
+        return _compute(shape, dtype, lambda i: _const(0, dtype), call.name)
     zero, one = _const(0, dtype), _const(1, dtype)
 
-    def fn(a: Expr, b: Expr) -> Expr:
-        bindings: list[tuple[Any, Expr]] = []
-        base: Expr = a
-        acc: Expr = one
-        for k in range(nbits):
-            bit = tirx.NE((b >> _const(k, dtype)) & one, zero)
-            new_acc = te.var(f"acc{k}", dtype)
-            bindings.append(
-                (new_acc, tirx.Select(bit, _wrapping("multiply", acc, base, dtype), acc))
-            )
-            acc = new_acc
-            if k + 1 < nbits:
-                new_base = te.var(f"base{k}", dtype)
-                bindings.append((new_base, _wrapping("multiply", base, base, dtype)))
-                base = new_base
-        body = acc
-        for var, value in reversed(bindings):
-            body = tirx.Let(var, value, body)
-        if not _is_signed(dtype):
-            return body
-        minus = _const(-1, dtype)
-        odd = tirx.NE(b & one, zero)
-        negative_power = tirx.Select(
-            tirx.EQ(a, one), one, tirx.Select(tirx.EQ(a, minus), tirx.Select(odd, minus, one), zero)
+    def combine(x: Sequence[Expr], y: Sequence[Expr]) -> tuple[Expr, Expr, Expr]:
+        acc, square, started = x
+        bit, base, _ = y
+        square = tirx.Select(
+            tirx.NE(started, zero), _wrapping("multiply", square, square, dtype), base
         )
-        return tirx.Select(b < zero, negative_power, body)
+        acc = tirx.Select(tirx.NE(bit, zero), _wrapping("multiply", acc, square, dtype), acc)
+        return acc, square, one
 
-    return fn
+    def identity(*dtypes: str) -> tuple[Expr, Expr, Expr]:
+        return one, zero, zero
+
+    reducer = te.comm_reducer(combine, identity, name="int_power")
+    a_t, b_t = call.args
+    k = te.reduce_axis((0, _bits(dtype) - (1 if _is_signed(dtype) else 0)), name="k")
+
+    def step(*index: Any) -> Any:
+        b = _read(b_t, shape, index)
+        bit = (b >> tirx.Cast(dtype, k.var)) & one
+        return reducer((bit, _read(a_t, shape, index), one), axis=k)
+
+    steps = te.compute(shape, step, name="power_steps")[0]
+    if not _is_signed(dtype):
+        return steps
+    minus = _const(-1, dtype)
+
+    def body(index: Sequence[Any]) -> Expr:
+        a, b = _read(a_t, shape, index), _read(b_t, shape, index)
+        odd = tirx.NE(b & one, zero)
+        unit = tirx.Select(tirx.EQ(a, minus), tirx.Select(odd, minus, one), zero)
+        negative_power = tirx.Select(tirx.EQ(a, one), one, unit)
+        return tirx.Select(b < zero, negative_power, steps(*index))
+
+    return _compute(shape, dtype, body, call.name)
 
 
-def _ordered(op: Callable[[Expr, Expr], Expr], dtype: str) -> ScalarFn:
-    """An ordered comparison; bools are compared as int8."""
+def _compare(op: Callable[[Expr, Expr], Expr], dtype: str) -> ScalarFn:
+    """A comparison of values of ``dtype``; bools are compared as int8 (TVM's code generator
+    emits float comparisons for bool operands)."""
     from tvm import tirx
 
     if dtype != "bool":
@@ -627,69 +756,56 @@ def _ordered(op: Callable[[Expr, Expr], Expr], dtype: str) -> ScalarFn:
     return lambda a, b: op(tirx.Cast("int8", a), tirx.Cast("int8", b))
 
 
-def _nan_select(pick_a: Callable[[Expr, Expr], Expr]) -> ScalarFn:
-    """numpy's float maximum/minimum: ``a`` where ``pick_a(a, b)`` or ``a`` is NaN, else ``b``
-    (so a NaN in either operand wins)."""
-    from tvm import tirx
-
-    return lambda a, b: tirx.Select(tirx.Or(pick_a(a, b), tirx.isnan(a)), a, b)
-
-
-def _binary_fn(name: str, narrow: str) -> ScalarFn:
+def _binary_fn(name: str, narrow: str, bind: bool = True) -> ScalarFn:
     """The scalar function of the binary operator ``name`` on values of ``narrow`` (widened to
-    float32 when a narrow float)."""
+    float32 when a narrow float); ``bind``: see _let."""
     from tvm import tirx
 
     dtype = _wide(narrow)
-    is_float, is_bool = _is_float(dtype), dtype == "bool"
-    if name in _ARITH:
-        if is_bool:  # subtract rejects bool
-            return tirx.Or if name == "add" else tirx.And
-        return _ARITH[name] if is_float else lambda a, b: _wrapping(name, a, b, dtype)
-    if name in ("maximum", "minimum"):
-        if is_bool:
-            return tirx.Or if name == "maximum" else tirx.And
-        if is_float:
-            return _nan_select(
-                (lambda a, b: a >= b) if name == "maximum" else (lambda a, b: a <= b)
-            )
-        return tirx.max if name == "maximum" else tirx.min
-    if is_float:
-        floats: dict[str, ScalarFn] = {
-            "divide": lambda a, b: a / b,
+    fns: dict[str, ScalarFn]
+    if dtype == "bool":  # numpy's bool loops; subtract and the divisions reject bool
+        either: ScalarFn = tirx.Or
+        both: ScalarFn = tirx.And
+        fns = {"add": either, "maximum": either, "multiply": both, "minimum": both}
+    elif _is_float(dtype):
+        fns = {
+            **_ARITH,
+            "divide": operator.truediv,
             # the quotient rounded to dtype first, as numpy's float16 loop does
             "floor_divide": lambda a, b: tirx.floor(_up(_down(a / b, narrow), narrow)),
-            "mod": tirx.truncmod,
-            "floor_mod": _float_floor_mod,
+            "mod": tirx.truncmod,  # C's fmod (LLVM frem)
+            "floor_mod": functools.partial(_float_floor_mod, bind=bind),
             "power": tirx.power,
+            # LLVM's maximum/minimum propagate NaN, as numpy's do (TIR's max/min do not)
+            "maximum": lambda a, b: _llvm("maximum", a, b),
+            "minimum": lambda a, b: _llvm("minimum", a, b),
+            # NaN differs from everything: not ==, written as an exclusive or (TVM's
+            # simplifier turns !(a == b) into the ordered !=, false for NaN)
+            "not_equal": lambda a, b: tirx.bitwise_xor(tirx.EQ(a, b), _const(True, "bool")),
         }
-        if name in floats:
-            return floats[name]
     else:
-        integers: dict[str, Callable[[], ScalarFn]] = {
-            "divide": lambda: _int_division(tirx.truncdiv, False, dtype),
-            "floor_divide": lambda: _int_division(tirx.floordiv, False, dtype),
-            "mod": lambda: _int_division(tirx.truncmod, True, dtype),
-            "floor_mod": lambda: _int_division(tirx.floormod, True, dtype),
-            "power": lambda: _int_power(dtype),
+        fns = {
+            **{k: functools.partial(_wrapping, k, dtype=dtype) for k in _ARITH},
+            "divide": _int_division(tirx.truncdiv, False, dtype),
+            "floor_divide": _int_division(tirx.floordiv, False, dtype),
+            "mod": _int_division(tirx.truncmod, True, dtype),
+            "floor_mod": _int_division(tirx.floormod, True, dtype),
+            "maximum": tirx.max,
+            "minimum": tirx.min,
         }
-        if name in integers:
-            return integers[name]()
-    compare: dict[str, ScalarFn] = {
-        "equal": lambda a, b: tirx.EQ(a, b),
-        "less": _ordered(lambda a, b: a < b, dtype),
-        "less_equal": _ordered(lambda a, b: a <= b, dtype),
-        "greater": _ordered(lambda a, b: a > b, dtype),
-        "greater_equal": _ordered(lambda a, b: a >= b, dtype),
-        "logical_and": tirx.And,
-        "logical_or": tirx.Or,
-        "logical_xor": lambda a, b: tirx.NE(a, b),
+    compare: dict[str, Callable[[Expr, Expr], Expr]] = {
+        "equal": tirx.EQ,
+        "not_equal": tirx.NE,
+        "less": tirx.LT,
+        "less_equal": tirx.LE,
+        "greater": tirx.GT,
+        "greater_equal": tirx.GE,
+        "logical_xor": tirx.NE,
     }
-    if name == "not_equal":
-        if is_float:  # NaN differs from everything: the unordered comparison
-            return lambda a, b: tirx.Or(tirx.NE(a, b), tirx.Or(tirx.isnan(a), tirx.isnan(b)))
-        return lambda a, b: tirx.NE(a, b)
-    return compare[name]
+    fns["logical_and"], fns["logical_or"] = tirx.And, tirx.Or
+    if name in fns:
+        return fns[name]
+    return _compare(compare[name], dtype)
 
 
 _BINARY = (
@@ -701,7 +817,10 @@ _BINARY = (
 
 @lowering_rule(*_BINARY)
 def _binary(call: LoweringCall) -> Any:
-    return _map(call, _binary_fn(call.name, _dtype(call, 0)))
+    dtype = _dtype(call, 0)
+    if call.name == "power" and not _is_float(dtype):
+        return _int_power(call)
+    return _map(call, _binary_fn(call.name, dtype, _can_bind(call)))
 
 
 @lowering_rule("logical_not")

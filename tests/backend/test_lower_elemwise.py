@@ -1,0 +1,783 @@
+"""The TVM lowering of the elementwise operators against their numpy references.
+
+Most cases compile one call (``relay.testing.lowering.check_op_lowering``) and compare it with
+the operator's reference: same shape, dtype and values (exactly for integers and bools). The
+approximations of fast math are measured against float64 numpy; the cases where compiled code
+must differ from the reference (which raises: integer division by zero, out-of-range casts,
+negative integer powers) check the documented result. bfloat16 arrays cannot cross the kernel
+boundary (DLPack has no bfloat16), so bfloat16 is tested inside kernels that cast from and to
+float32.
+"""
+
+from __future__ import annotations
+
+import platform
+import warnings
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from relay.backend.compiler import compile_functions
+from relay.backend.target import Target
+from relay.errors import CompileError
+from relay.ir.attrs import Attrs
+from relay.ir.expr import Call, Expr, Function, Var, const
+from relay.ir.types import TensorType
+from relay.op.registry import get_op
+from relay.testing.lowering import check_op_lowering, run_compiled_op
+from relay.typecheck.checker import infer_type
+
+pytestmark = [
+    pytest.mark.tvm,
+    # the references compute inf/nan for these inputs on purpose
+    pytest.mark.filterwarnings("ignore::RuntimeWarning"),
+]
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+EXACT = Target("llvm", fast_math=False)
+FAST = Target("llvm", fast_math=True)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+FLOATS = ["float32", "float64", "float16"]
+INTS = ["int32", "int8", "uint8", "int64", "uint32"]
+
+
+def rtol_of(dtype: str) -> float:
+    """One float16 ulp: the widened float32 results may round to a neighbour."""
+    return {"float16": 1e-3, "float32": 1e-6, "float64": 1e-12}.get(dtype, 0.0)
+
+
+def values(shape: tuple[int, ...], dtype: str, seed: int = 0, scale: float = 10.0) -> Array:
+    """Random values of ``dtype`` (negative ones for signed types; nonzero)."""
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype.startswith(("float", "bfloat")):
+        return (rng.standard_normal(shape) * scale).astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = max(int(info.min), -100), min(int(info.max), 100)
+    out = rng.integers(lo, hi + 1, shape).astype(dtype)
+    out[out == 0] = 1
+    return out
+
+
+def with_edges(x: Array) -> Array:
+    """``x`` with nan, infinities and signed zeros in its first elements."""
+    x = x.copy()
+    flat = x.reshape(-1)
+    edges = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    flat[: len(edges)] = edges[: flat.size]
+    return x
+
+
+def primitive(body: Expr, params: list[Var] | None = None) -> Function:
+    """A typed ``Primitive=1`` function of ``params`` with ``body``."""
+    func = Function(tuple(params or ()), body, attrs=Attrs({"Primitive": 1}))
+    out = infer_type(func)
+    assert isinstance(out, Function)
+    return out
+
+
+def run(func: Function, *args: Array, target: Target | None = None) -> list[Array]:
+    lib, (symbol,) = compile_functions([func], Target.of(target))
+    return list(lib[symbol](*args))
+
+
+def call(name: str, *args: Expr, **attrs: Any) -> Call:
+    opdef = get_op(name)
+    return Call(opdef.op, tuple(args), opdef.validate_attrs(attrs))
+
+
+def reference(name: str, *args: Any, **attrs: Any) -> Array:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(get_op(name).reference(*args, **attrs))
+
+
+# ---- float math -----------------------------------------------------------------------------------
+
+FLOAT_MATH = [
+    "exp", "log", "log2", "log10", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "cos",
+    "fast_exp", "fast_tanh",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", FLOAT_MATH)
+def test_float_math_exact(name: str, dtype: str) -> None:
+    x = with_edges(values((7, 33), dtype, scale=3.0))
+    if name in ("log", "log2", "log10", "sqrt", "rsqrt"):
+        x.flat[5:40] = np.abs(x.flat[5:40])  # both domains, and 0
+    if name.startswith("fast") and dtype == "float32":
+        return  # approximated always: see test_fast_ops_always_approximate
+    check_op_lowering(name, x, rtol=rtol_of(dtype), atol=0, target=EXACT)
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "fast_exp", "fast_tanh"])
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+def test_fast_math_is_exact_off_float32(name: str, dtype: str) -> None:
+    x = with_edges(values((33,), dtype, scale=3.0))
+    check_op_lowering(name, x, rtol=rtol_of(dtype), atol=0, target=FAST)
+
+
+def test_float_math_tiny_arguments() -> None:
+    # TVM legalizes tirx.tanh as (1 - exp(-2x)) / (1 + exp(-2x)): tanh(1e-30) would be 0
+    x = np.array([1e-30, -1e-20, 1e-10, 2e-5, -3e-4, 1e-38], np.float32)
+    for name in ("tanh", "sin", "erf", "sigmoid", "exp"):
+        check_op_lowering(name, x, rtol=3e-7, atol=0, target=EXACT)
+    check_op_lowering("tanh", x.astype(np.float64), rtol=1e-15, atol=0, target=EXACT)
+
+
+# ---- fast math: the approximations measured against float64 ---------------------------------------
+
+# Measured maximum errors (10**6 points, see the module doc of relay.op.lowering.elemwise) and
+# the bounds asserted here, with a margin.
+FAST_EXP_REL = 1.2e-7  # measured 8.3e-8 where exp(x) is a normal float32
+FAST_EXP_SUBNORMAL_ABS = 1.5e-45  # measured 1.04e-45 (at most one subnormal step)
+FAST_TANH_ABS = 3.5e-7  # measured 2.5e-7 (relative 2.5e-7, 2.3e-7 near 0)
+FAST_SIGMOID_REL = 2.8e-7  # measured 1.9e-7 down to x = -87 (normal results)
+
+
+def errors(got: Array, exact: Array) -> tuple[Array, Array, Array]:
+    """Absolute and relative errors of ``got`` against float64 ``exact``, and the mask of the
+    points where ``exact`` rounds to a normal float32."""
+    got64 = got.astype(np.float64)
+    with np.errstate(over="ignore"):
+        r32 = exact.astype(np.float32)
+    normal = np.isfinite(r32) & (np.abs(r32) >= np.finfo(np.float32).tiny)
+    abs_err = np.abs(got64 - exact)
+    rel_err = np.divide(abs_err, np.abs(exact), out=np.zeros_like(abs_err), where=normal)
+    return abs_err, rel_err, normal
+
+
+def sigmoid64(x: Array) -> Array:
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+@pytest.mark.parametrize("name", ["exp", "fast_exp"])
+def test_fast_exp_error_bound(name: str) -> None:
+    x = np.linspace(-90, 90, 10**6, dtype=np.float32)
+    got = run_compiled_op(name, x, target=FAST)
+    with np.errstate(over="ignore"):
+        exact = np.exp(x.astype(np.float64))
+    abs_err, rel_err, normal = errors(got, exact)
+    assert rel_err[normal].max() < FAST_EXP_REL
+    with np.errstate(over="ignore"):
+        sub = ~normal & np.isfinite(exact.astype(np.float32))
+    assert abs_err[sub].max() < FAST_EXP_SUBNORMAL_ABS
+    # overflow to inf exactly where float32 exp overflows
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(np.isinf(got), np.isinf(exact.astype(np.float32)))
+
+
+def test_fast_exp_special_values() -> None:
+    x = np.array(
+        [np.nan, np.inf, -np.inf, 88.72, 88.7228, 88.73, 89.0, 1e30, -87.3, -100.0, -103.9,
+         -104.0, -1e30, 0.0, -0.0, 1e-30],
+        np.float32,
+    )  # fmt: skip
+    got = run_compiled_op("exp", x, target=FAST)
+    with np.errstate(over="ignore"):
+        want = np.exp(x.astype(np.float64)).astype(np.float32)
+    assert np.isnan(got[0])
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+    np.testing.assert_allclose(got[1:], want[1:], rtol=FAST_EXP_REL, atol=FAST_EXP_SUBNORMAL_ABS)
+    # topi.fast_exp gives inf from 88.38 and flushes results below 1.2e-38 to 0: not here
+    assert np.isfinite(got[3]) and got[3] > 3.3e38
+    assert 0 < got[9] < 1e-43
+
+
+@pytest.mark.parametrize("name", ["tanh", "fast_tanh"])
+def test_fast_tanh_error_bound(name: str) -> None:
+    x = np.linspace(-20, 20, 10**6, dtype=np.float32)
+    x = np.concatenate([x, np.logspace(-30, 0, 10**4, dtype=np.float32)])
+    got = run_compiled_op(name, x, target=FAST)
+    abs_err, rel_err, normal = errors(got, np.tanh(x.astype(np.float64)))
+    assert abs_err.max() < FAST_TANH_ABS
+    assert rel_err[normal & (np.abs(x) > 1e-37)].max() < FAST_TANH_ABS
+    assert np.abs(got).max() <= 1.0
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, 9.0, -100.0], np.float32)
+    got = run_compiled_op(name, specials, target=FAST)
+    np.testing.assert_allclose(got, np.tanh(specials), rtol=0, atol=FAST_TANH_ABS)
+
+
+def test_fast_sigmoid_error_bound() -> None:
+    x = np.linspace(-20, 20, 10**6, dtype=np.float32)
+    x = np.concatenate([x, np.linspace(-100, 100, 10**5, dtype=np.float32)])
+    got = run_compiled_op("sigmoid", x, target=FAST)
+    exact = sigmoid64(x.astype(np.float64))
+    abs_err, rel_err, normal = errors(got, exact)
+    assert rel_err[normal & (x > -87)].max() < FAST_SIGMOID_REL
+    assert abs_err.max() < 1e-7
+    specials = np.array([np.nan, np.inf, -np.inf, 0.0, 100.0, -100.0, -1e30], np.float32)
+    got = run_compiled_op("sigmoid", specials, target=FAST)
+    assert np.isnan(got[0])
+    np.testing.assert_allclose(got[1:], sigmoid64(specials[1:].astype(np.float64)), rtol=0.02)
+
+
+@pytest.mark.parametrize(
+    ("name", "lo", "hi"), [("exp", -90, 90), ("tanh", -20, 20), ("sigmoid", -20, 20)]
+)
+def test_exact_math_without_fast_math(name: str, lo: float, hi: float) -> None:
+    x = np.linspace(lo, hi, 10**6, dtype=np.float32)
+    got = run_compiled_op(name, x, target=EXACT)
+    exact = {"exp": np.exp, "tanh": np.tanh, "sigmoid": sigmoid64}[name]
+    with np.errstate(over="ignore"):
+        want = exact(x.astype(np.float64))
+    _, rel_err, normal = errors(got, want)
+    assert rel_err[normal].max() < 1e-6
+    np.testing.assert_allclose(got, reference(name, x), rtol=1e-6, atol=1e-44)
+
+
+def test_fast_ops_always_approximate() -> None:
+    """fast_exp/fast_tanh of float32 approximate even with fast math off: the same results as
+    exp/tanh with fast math on."""
+    x = np.linspace(-50, 50, 4097, dtype=np.float32)
+    for fast_name, name in (("fast_exp", "exp"), ("fast_tanh", "tanh")):
+        got = run_compiled_op(fast_name, x, target=EXACT)
+        np.testing.assert_array_equal(got, run_compiled_op(name, x, target=FAST))
+        np.testing.assert_allclose(got, reference(name, x), rtol=3.5e-7, atol=1e-44)
+
+
+# ---- rounding, abs, sign, negative ----------------------------------------------------------------
+
+HALVES = [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.49999997, 3.7, -3.7, 1e7 + 0.5]
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, "int32", "int8", "uint8"])
+@pytest.mark.parametrize("name", ["floor", "ceil", "trunc", "round"])
+def test_rounding(name: str, dtype: str) -> None:
+    x = values((7, 33), dtype)
+    if dtype.startswith("float"):
+        x = with_edges(x)
+        with np.errstate(over="ignore"):
+            x.flat[5 : 5 + len(HALVES)] = HALVES
+    check_op_lowering(name, x, rtol=0, atol=0)
+
+
+def test_round_halves_away_from_zero() -> None:
+    got = run_compiled_op("round", np.array([0.5, -0.5, 2.5, -2.5, 1.5], np.float32))
+    np.testing.assert_array_equal(got, [1, -1, 3, -3, 2])
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+@pytest.mark.parametrize("name", ["abs", "sign", "negative"])
+def test_abs_sign_negative(name: str, dtype: str) -> None:
+    x = values((7, 33), dtype)
+    if dtype.startswith("float"):
+        x = with_edges(x)
+    else:  # the extremes: abs and negative wrap at the minimum
+        info = np.iinfo(dtype)
+        x.flat[:3] = [info.min, info.max, 0]
+    got = check_op_lowering(name, x, rtol=0, atol=0)
+    if name == "sign" and dtype.startswith("float"):
+        assert got.flat[0] == 0  # sign(nan)
+
+
+def test_negative_and_abs_of_signed_zero() -> None:
+    x = np.array([0.0, -0.0, -1.5], np.float32)
+    np.testing.assert_array_equal(np.signbit(run_compiled_op("negative", x)), [True, False, False])
+    np.testing.assert_array_equal(np.signbit(run_compiled_op("abs", x)), [False, False, False])
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, "int32", "int8", "uint8", "bool"])
+def test_copy(dtype: str) -> None:
+    check_op_lowering("copy", values((7, 33), dtype))
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", ["isnan", "isfinite"])
+def test_isnan_isfinite(name: str, dtype: str) -> None:
+    x = values((33,), dtype)
+    if dtype.startswith("float"):
+        x = with_edges(x)
+    check_op_lowering(name, x)
+
+
+# ---- clip -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dtype", "a_min", "a_max"),
+    [
+        ("float32", -2.5, 3.25),
+        ("float32", -3e38, 0.0),
+        ("float32", 4.0, -4.0),  # a_min > a_max gives a_min
+        ("float64", -1e-3, 1e300),
+        ("float16", 0.1, 1e6),  # bounds rounded to float16 (1e6 to inf)
+        ("int32", -2.7, 3.9),  # truncated toward zero
+        ("int8", -1000.0, 1000.0),  # saturated to the dtype
+        ("int8", -1e300, 5.0),
+        ("uint8", -3.0, 50.5),
+        ("int64", -1e30, 1e30),
+        ("uint32", 2.0, 4.5e9),
+    ],
+)
+def test_clip(dtype: str, a_min: float, a_max: float) -> None:
+    x = values((7, 33), dtype)
+    if dtype.startswith("float"):
+        x = with_edges(x)
+    check_op_lowering("clip", x, a_min=a_min, a_max=a_max, rtol=0, atol=0)
+
+
+# ---- cast -----------------------------------------------------------------------------------------
+
+CAST_DTYPES = ["float32", "float64", "float16", "int32", "int8", "uint8", "int64", "uint32", "bool"]
+
+
+def castable(src: str, dst: str) -> Array:
+    """Values of ``src`` that convert to ``dst`` without leaving its range (the reference
+    raises otherwise)."""
+    if src == "bool":
+        return values((7, 33), "bool")
+    x = values((7, 33), src)
+    if src.startswith("float") and not dst.startswith(("float", "bool")):
+        x = np.clip(x * 4.3, -100, 100).astype(src)  # fractions to truncate
+        if dst.startswith("uint"):
+            x = np.abs(x)
+    if dst == "bool":
+        x.flat[:2] = 0
+        if src.startswith("float"):
+            x.flat[2:5] = [np.nan, -0.0, 0.25]
+    return x
+
+
+@pytest.mark.parametrize("dst", CAST_DTYPES)
+@pytest.mark.parametrize("src", CAST_DTYPES)
+def test_cast(src: str, dst: str) -> None:
+    x = castable(src, dst)
+    if src.startswith("float") and dst.startswith("float"):
+        x = with_edges(x)
+    got = check_op_lowering("cast", x, dtype=dst, rtol=0, atol=0)
+    if src.startswith("float") and dst.startswith("float"):
+        assert np.isnan(got.flat[0])
+
+
+def test_cast_integer_wraps_and_rounding() -> None:
+    x = np.array([300, -1, 255, 256, -129, 2**31 - 1], np.int32)
+    for dst in ("int8", "uint8", "uint32", "int64"):
+        check_op_lowering("cast", x, dtype=dst)
+    # float64 -> float16 rounds once (via float32 it would round to 1.0)
+    x64 = np.array([1 + 2**-11 + 2**-40, 65519.99, 65520.0, 1e-8, 6e-8], np.float64)
+    check_op_lowering("cast", x64, dtype="float16", rtol=0, atol=0)
+    check_op_lowering("cast", np.array([65504, 70000, -3], np.int32), dtype="float16")
+
+
+@pytest.mark.parametrize("dst", ["int32", "int8", "uint8", "int64", "uint32"])
+def test_cast_out_of_range_does_not_crash(dst: str) -> None:
+    """The reference raises; compiled code gives the hardware's conversion (undefined)."""
+    x = np.array([np.nan, np.inf, -np.inf, 1e20, -1e20, 3e9], np.float32)
+    with pytest.raises(ValueError, match="cannot be represented"):
+        reference("cast", x, dtype=dst)
+    got = run_compiled_op("cast", x, dtype=dst)
+    assert got.dtype == np.dtype(dst) and got.shape == x.shape
+    if platform.machine().lower() in ("x86_64", "amd64"):  # the values the module doc lists
+        info = np.iinfo(dst)
+        want = {
+            "int32": [info.min] * 6,
+            "int64": [info.min] * 5 + [3_000_000_000],
+            "uint32": [info.max] * 5 + [3_000_000_000],
+            "int8": [0] * 6,  # the low bits of INT_MIN
+            "uint8": [0] * 6,
+        }[dst]
+        np.testing.assert_array_equal(got, np.array(want, dst))
+
+
+@pytest.mark.parametrize(
+    ("src", "like"), [("float32", "int8"), ("int32", "float16"), ("float64", "bool")]
+)
+def test_cast_like(src: str, like: str) -> None:
+    x = castable(src, like)
+    check_op_lowering("cast_like", x, values((2, 3), like), rtol=0, atol=0)
+
+
+# ---- where --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cond", "dtype", "shapes"),
+    [
+        ("bool", "float32", ((7, 33), (7, 33), (7, 33))),
+        ("bool", "int8", ((7, 1), (1, 33), (33,))),
+        ("float32", "float16", ((33,), (7, 1), ())),  # nan is nonzero
+        ("int32", "bool", ((1, 1), (7, 33), (1, 33))),
+        ("uint8", "int64", ((), (7, 1, 33), (5, 1))),
+        ("float16", "float64", ((1,), (1,), (1,))),
+    ],
+)
+def test_where(cond: str, dtype: str, shapes: tuple[tuple[int, ...], ...]) -> None:
+    c = values(shapes[0], cond, seed=1)
+    if cond != "bool":
+        c = np.where(values(shapes[0], "bool", seed=2), c, 0).astype(cond)
+        if cond.startswith("float") and c.size > 1:
+            c.flat[1] = np.nan
+    check_op_lowering("where", c, values(shapes[1], dtype, 3), values(shapes[2], dtype, 4))
+
+
+# ---- creation -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "uint32", "bool", "int64"])
+@pytest.mark.parametrize("shape", [(7, 33), (), (1,), (0, 3)])
+@pytest.mark.parametrize("name", ["zeros", "ones"])
+def test_zeros_ones(name: str, shape: tuple[int, ...], dtype: str) -> None:
+    # a primitive function without parameters
+    got = check_op_lowering(name, shape=shape, dtype=dtype)
+    assert got.shape == shape
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "bool"])
+@pytest.mark.parametrize("name", ["zeros_like", "ones_like"])
+def test_zeros_ones_like(name: str, dtype: str) -> None:
+    check_op_lowering(name, values((7, 33), dtype))
+
+
+@pytest.mark.parametrize(
+    ("fill", "shape", "dtype"),
+    [
+        (np.array(3.7, np.float32), (7, 33), ""),  # the fill value's dtype
+        (np.array(-3.7, np.float32), (7, 33), "int32"),  # truncated
+        (np.array(np.nan, np.float32), (2, 3), "bool"),
+        (np.array(0.0, np.float64), (1,), "bool"),
+        (np.array(300, np.int32), (5,), "uint8"),  # wraps
+        (np.array(np.nan, np.float64), (3, 1), "float16"),
+        (np.array(70000.0, np.float32), (33,), "float16"),  # inf
+        (np.array(True), (), "float32"),
+        (np.array(7, np.int8), (0, 5), "int8"),
+    ],
+)
+def test_full(fill: Array, shape: tuple[int, ...], dtype: str) -> None:
+    check_op_lowering("full", fill, shape=shape, dtype=dtype, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fill"),
+    [
+        ("float32", np.array(2.5, np.float64)),
+        ("int8", np.array(-7.9, np.float32)),
+        ("bool", np.array(np.nan, np.float32)),
+        ("float16", np.array(1, np.int64)),
+        ("uint8", np.array(True)),
+    ],
+)
+def test_full_like(dtype: str, fill: Array) -> None:
+    check_op_lowering("full_like", values((7, 33), dtype), fill, rtol=0, atol=0)
+
+
+# ---- arange -----------------------------------------------------------------------------------------
+
+
+def test_arange_with_dynamic_length_is_a_compile_error() -> None:
+    # check_op_lowering makes start, stop and step parameters: the length is unknown (?)
+    args = [np.array(v, np.float32) for v in (0.0, 10.0, 1.0)]
+    with pytest.raises(CompileError, match="static shapes"):
+        check_op_lowering("arange", *args, dtype="float32")
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "step", "dtype"),
+    [
+        (0, 33, 1, "float32"),
+        (-3.5, 7.2, 0.3, "float32"),
+        (5, -5, -1.5, "float32"),
+        (0.1, 1000.0, 0.7, "float64"),
+        (0, 100, 0.1, "float16"),  # rounded after each operation
+        (-2, 1, 0.01, "float16"),
+        (0, 33, 1, "int32"),
+        (10, -1, -3, "int32"),
+        (-100, 100, 7, "int8"),
+        (0, 250, 9, "uint8"),
+        (2**40, 2**40 + 9, 2, "int64"),
+        (3, 3, 1, "int32"),  # no elements
+        (5, 0, 1, "float32"),  # no elements
+    ],
+)
+def test_arange_static(start: float, stop: float, step: float, dtype: str) -> None:
+    bounds = [np.array(v, dtype) for v in (start, stop, step)]
+    func = primitive(call("arange", *(const(b) for b in bounds), dtype=dtype))
+    assert isinstance(func.body._checked_type, TensorType)
+    (got,) = run(func)
+    want = reference("arange", *bounds, dtype=dtype)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if dtype in ("float32", "float64"):  # start + i * step may become one fused multiply-add
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+# ---- binary operators -------------------------------------------------------------------------------
+
+ARITH = [
+    "add", "subtract", "multiply", "divide", "floor_divide", "mod", "floor_mod", "power",
+    "maximum", "minimum",
+]  # fmt: skip
+COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+BINARY_DTYPES = FLOATS + INTS
+
+
+def operands(name: str, dtype: str) -> tuple[Array, Array]:
+    a = values((7, 1), dtype, seed=5, scale=10.0)
+    b = values((33,), dtype, seed=6, scale=4.0)
+    if name == "power":
+        if dtype.startswith("float"):
+            a, b = np.abs(a), (b / 2).astype(dtype)
+        else:
+            b = (np.abs(b.astype(np.int64)) % 9).astype(dtype)
+    if dtype.startswith("float") and name not in ("power",):
+        a = with_edges(a)
+        b.flat[:3] = [np.nan, 0.0, np.inf]
+    return a, b
+
+
+@pytest.mark.parametrize("dtype", BINARY_DTYPES)
+@pytest.mark.parametrize("name", ARITH)
+def test_arithmetic(name: str, dtype: str) -> None:
+    a, b = operands(name, dtype)
+    tol = rtol_of(dtype) * (4 if name == "power" else 1)
+    check_op_lowering(name, a, b, rtol=tol, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", COMPARE)
+def test_comparison(name: str, dtype: str) -> None:
+    a = values((7, 1), dtype, seed=7)
+    b = values((33,), dtype, seed=8)
+    if dtype != "bool":
+        b[::3] = a[0, 0]  # ties
+    if dtype.startswith("float"):
+        a = with_edges(a)
+        b.flat[1] = np.nan
+    check_op_lowering(name, a, b)
+
+
+@pytest.mark.parametrize(
+    ("shape_a", "shape_b"),
+    [((), (7,)), ((1,), (33,)), ((7, 1, 33), (5, 1)), ((2, 3), ()), ((1, 1, 1), (1,))],
+)
+@pytest.mark.parametrize("name", ["add", "less", "maximum"])
+def test_broadcasting(name: str, shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> None:
+    check_op_lowering(name, values(shape_a, "float32", 1), values(shape_b, "float32", 2))
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum", "equal", "less"])
+def test_bool_arithmetic(name: str) -> None:
+    a, b = np.array([[False], [True]]), np.array([False, True])
+    check_op_lowering(name, a, b)
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+def test_logical(name: str) -> None:
+    check_op_lowering(name, values((7, 1), "bool", 1), values((33,), "bool", 2))
+
+
+def test_logical_not() -> None:
+    check_op_lowering("logical_not", values((7, 33), "bool"))
+
+
+def test_integer_division_semantics() -> None:
+    """Truncating divide/mod, flooring floor_divide/floor_mod, on every sign combination."""
+    a = np.arange(-20, 21, dtype=np.int32).reshape(-1, 1)
+    b = np.array([-7, -3, -2, -1, 1, 2, 3, 7], np.int32)
+    for name in ("divide", "floor_divide", "mod", "floor_mod"):
+        for dtype in ("int32", "int8", "int64"):
+            check_op_lowering(name, a.astype(dtype), b.astype(dtype))
+    ua, ub = np.array([[0], [7], [250]], np.uint8), np.array([1, 3, 200], np.uint8)
+    for name in ("divide", "floor_divide", "mod", "floor_mod"):
+        check_op_lowering(name, ua, ub)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int8", "uint8", "int64", "uint64"])
+@pytest.mark.parametrize("name", ["divide", "floor_divide", "mod", "floor_mod"])
+def test_integer_division_by_zero_gives_zero(name: str, dtype: str) -> None:
+    """The reference raises; compiled code must not trap (x86 idiv): it gives 0."""
+    a = np.array([5, 0, 7, 1], dtype)
+    b = np.array([0, 0, 2, 0], dtype)
+    with pytest.raises(ZeroDivisionError):
+        reference(name, a, b)
+    got = run_compiled_op(name, a, b)
+    want = {"divide": 3, "floor_divide": 3, "mod": 1, "floor_mod": 1}[name]
+    np.testing.assert_array_equal(got, np.array([0, 0, want, 0], dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int8", "int64"])
+def test_integer_minimum_divided_by_minus_one(dtype: str) -> None:
+    """INT_MIN / -1 traps on x86 too: it is the wrapped negation (numpy's result), remainder 0."""
+    low = np.iinfo(dtype).min
+    a = np.array([low, low, 9], dtype)
+    b = np.array([-1, 1, -1], dtype)
+    for name in ("divide", "floor_divide"):
+        np.testing.assert_array_equal(run_compiled_op(name, a, b), np.array([low, low, -9], dtype))
+    for name in ("mod", "floor_mod"):
+        check_op_lowering(name, a, b)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int8", "uint8", "int64", "uint32", "uint64"])
+def test_integer_overflow_wraps(dtype: str) -> None:
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, info.max - 1, 3, 0, 1], dtype)
+    b = np.array([1, 1, info.max, info.max, 1, info.max], dtype)
+    for name in ("add", "subtract", "multiply"):
+        check_op_lowering(name, a, b)
+    check_op_lowering("negative", a)
+
+
+def test_overflow_in_a_fused_kernel() -> None:
+    """``x + y < x`` must see the wrapped sum (TVM's simplifier assumes no overflow)."""
+    for dtype in ("int32", "uint32", "int8"):
+        x, y = Var("x", TensorType((4,), dtype)), Var("y", TensorType((4,), dtype))
+        func = primitive(call("less", call("add", x, y), x), params=[x, y])
+        info = np.iinfo(dtype)
+        a = np.array([info.max, 1, info.min, 5], dtype)
+        b = np.array([1, 1, info.max, 0], dtype)
+        (got,) = run(func, a, b)
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(got, (a + b) < a)
+
+
+def test_integer_power() -> None:
+    a = np.arange(-5, 6, dtype=np.int64).reshape(-1, 1)
+    b = np.arange(0, 70, dtype=np.int64)
+    for dtype in ("int64", "int32", "int8", "uint8", "uint32"):
+        av = np.abs(a) if dtype.startswith("uint") else a
+        check_op_lowering("power", av.astype(dtype), b.astype(dtype))
+
+
+def test_integer_power_of_negative_exponent() -> None:
+    """The reference raises; compiled code gives C's truncated 1 / a**-b."""
+    a = np.array([1, -1, -1, 2, 0, -3, 5], np.int32)
+    b = np.array([-3, -3, -2, -1, -2, -1, 2], np.int32)
+    with pytest.raises(ValueError):
+        reference("power", a, b)
+    np.testing.assert_array_equal(run_compiled_op("power", a, b), [1, -1, 1, 0, 0, 0, 25])
+
+
+def test_float_remainders() -> None:
+    a = np.array([[5.5], [-5.5], [4.0], [-4.0], [0.0], [np.inf], [3.0], [-3.0]], np.float32)
+    b = np.array([2.0, -2.0, 0.0, np.inf, -np.inf, 1e-30], np.float32)
+    for name in ("mod", "floor_mod", "floor_divide", "divide"):
+        got = check_op_lowering(name, a, b, rtol=1e-6, atol=0)
+        with np.errstate(all="ignore"):
+            want = reference(name, a, b)
+        both_zero = (got == 0) & (want == 0)
+        np.testing.assert_array_equal(np.signbit(got[both_zero]), np.signbit(want[both_zero]))
+
+
+def test_maximum_minimum_propagate_nan() -> None:
+    a = np.array([np.nan, 1.0, np.nan, -np.inf], np.float32)
+    b = np.array([1.0, np.nan, np.nan, np.inf], np.float32)
+    for name in ("maximum", "minimum"):
+        got = check_op_lowering(name, a, b)
+        np.testing.assert_array_equal(np.isnan(got), [True, True, True, False])
+
+
+# ---- bfloat16 (inside kernels: the arrays cannot cross the kernel boundary) ------------------------
+
+
+def bf16_kernel(name: str, n_args: int, **attrs: Any) -> Function:
+    """``fn(float32 x...) { cast(name(cast(x, bfloat16)...), float32) }`` (comparisons give bool)."""
+    params = [Var(f"x{k}", TensorType((7, 33), "float32")) for k in range(n_args)]
+    narrowed = [call("cast", p, dtype="bfloat16") for p in params]
+    body: Expr = call(name, *narrowed, **attrs)
+    body = call("cast", body, dtype="float32")
+    return primitive(body, params=params)
+
+
+@pytest.mark.parametrize(
+    ("name", "attrs"),
+    [
+        ("exp", {}), ("tanh", {}), ("sigmoid", {}), ("sqrt", {}), ("round", {}), ("abs", {}),
+        ("sign", {}), ("negative", {}), ("isnan", {}), ("clip", {"a_min": -1.3, "a_max": 2.1}),
+        ("copy", {}), ("add", {}), ("multiply", {}), ("divide", {}), ("floor_divide", {}),
+        ("floor_mod", {}), ("maximum", {}), ("less", {}), ("not_equal", {}),
+    ],
+)  # fmt: skip
+def test_bfloat16(name: str, attrs: dict[str, Any]) -> None:
+    n_args = 2 if name in ("add", "multiply", "divide", "floor_divide", "floor_mod", "maximum",
+                           "less", "not_equal") else 1  # fmt: skip
+    xs = [with_edges(values((7, 33), "float32", seed=k, scale=3.0)) for k in range(n_args)]
+    if name == "sqrt":
+        xs[0] = np.abs(xs[0])
+    (got,) = run(bf16_kernel(name, n_args, **attrs), *xs, target=EXACT)
+    narrow = [x.astype(BF16) for x in xs]
+    want = reference(name, *narrow, **attrs).astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=8e-3, atol=0)  # one bfloat16 ulp
+
+
+def test_bfloat16_casts() -> None:
+    x = with_edges(values((7, 33), "float32", scale=1000.0))
+    x.flat[5:9] = [1.00390625, 1.01171875, 3.4e38, -2.5]  # ties to even; rounding to inf
+    (got,) = run(bf16_kernel("copy", 1), x)
+    np.testing.assert_array_equal(got, x.astype(BF16).astype(np.float32))
+    # bfloat16 -> int8 / float16 / bool inside one kernel
+    for dst in ("int8", "float16", "bool"):
+        p = Var("x", TensorType((7, 33), "float32"))
+        body = call("cast", call("cast", p, dtype="bfloat16"), dtype=dst)
+        y = np.nan_to_num(np.clip(x, -100, 100)) if dst == "int8" else x
+        (got,) = run(primitive(body, params=[p]), y)
+        want = reference("cast", y.astype(BF16), dtype=dst)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_bfloat16_creation() -> None:
+    for name, attrs in (("zeros", {}), ("ones", {})):
+        body = call("cast", call(name, shape=(3, 5), dtype="bfloat16", **attrs), dtype="float32")
+        (got,) = run(primitive(body))
+        np.testing.assert_array_equal(got, np.full((3, 5), 1.0 if name == "ones" else 0.0))
+    # a constant fill value (inlined into the kernel), rounded to bfloat16
+    for value in (0.0, 1.00390625, -3.3):
+        fill = const(np.array(value, np.float32))
+        body = call("cast", call("full", fill, shape=(4,), dtype="bfloat16"), dtype="float32")
+        (got,) = run(primitive(body))
+        want = np.full((4,), np.float32(value).astype(BF16).astype(np.float32))
+        np.testing.assert_array_equal(got, want)
+
+
+# ---- fused kernels -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", [FAST, EXACT], ids=["fast", "exact"])
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "maximum", "floor_mod", "round"])
+@pytest.mark.parametrize("narrow", ["bfloat16", "float16"])
+def test_mixed_precision_chain(name: str, narrow: str, target: Target) -> None:
+    """``op(float32(narrow(x)))`` in one kernel: the narrow rounding is kept, and an operator
+    that binds its input (tirx.Let) compiles after a computed bfloat16."""
+    x = Var("x", TensorType((7, 33), "float32"))
+    inner = call("cast", call("cast", x, dtype=narrow), dtype="float32")
+    body = call(name, inner, inner) if name in ("maximum", "floor_mod") else call(name, inner)
+    xs = with_edges(values((7, 33), "float32", scale=3.0))
+    xs.flat[5] = 0.0
+    (got,) = run(primitive(body, params=[x]), xs, target=target)
+    rounded = xs.astype(narrow if narrow == "float16" else BF16).astype(np.float32)
+    args = (rounded, rounded) if name in ("maximum", "floor_mod") else (rounded,)
+    np.testing.assert_allclose(got, reference(name, *args), rtol=3.5e-7, atol=1e-44)
+
+
+@pytest.mark.parametrize("target", [FAST, EXACT], ids=["fast", "exact"])
+def test_fused_chain_of_bound_operators(target: Target) -> None:
+    """Nested operators that bind their input: sigmoid(tanh(exp(x) - 1) * 3) vs the reference."""
+    x = Var("x", TensorType((33,), "float32"))
+    one, three = const(np.array(1.0, np.float32)), const(np.array(3.0, np.float32))
+    body = call(
+        "sigmoid", call("multiply", call("tanh", call("subtract", call("exp", x), one)), three)
+    )
+    xs = with_edges(values((33,), "float32", scale=2.0))
+    (got,) = run(primitive(body, params=[x]), xs, target=target)
+    want = reference("exp", xs) - np.float32(1)
+    want = reference("sigmoid", (reference("tanh", want) * np.float32(3)).astype(np.float32))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8"])
+def test_fused_integer_power(dtype: str) -> None:
+    """The reduction of integer power between an inlined producer and a consumer."""
+    x, y = Var("x", TensorType((7, 33), dtype)), Var("y", TensorType((33,), dtype))
+    one = const(np.array(1, dtype))
+    body = call("add", call("power", call("add", x, one), y), x)
+    a, b = values((7, 33), dtype) % 9, np.arange(33).astype(dtype)
+    (got,) = run(primitive(body, params=[x, y]), a, b)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got, np.power(a + np.array(1, dtype), b) + a)
