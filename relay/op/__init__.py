@@ -42,5 +42,6 @@ def __getattr__(name: str) -> OpBuilder:
         return OpBuilder(name)
     raise AttributeError(f"relay.op has no operator {name}")
 
+
 # the TVM lowering rules (no TVM import until something compiles)
 from relay.op import lowering as _lowering  # noqa: E402, F401
