@@ -52,7 +52,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from relay.ir.types import TensorType
+from relay.op.lowering.common import (
+    out as _out,
+    static as _static,
+    tensor_type as _tensor_type,
+)
 from relay.op.nn import _norm_axis
 from relay.op.registry import LoweringCall, lowering_rule
 
@@ -60,20 +64,6 @@ _HALF = ("float16", "bfloat16")
 
 
 # ---- shared helpers -----------------------------------------------------------------------------
-
-
-def _static(shape: Sequence[Any]) -> tuple[int, ...]:
-    return tuple(int(d) for d in shape)
-
-
-def _tensor_type(ty: Any) -> tuple[tuple[int, ...], str]:
-    assert isinstance(ty, TensorType)
-    return _static(ty.shape), str(ty.dtype)
-
-
-def _out(call: LoweringCall) -> tuple[tuple[int, ...], str]:
-    """The (single) result's static shape and dtype."""
-    return _tensor_type(call.out_type)
 
 
 def _attr_int(call: LoweringCall, name: str) -> int:

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relay.ir.types import TensorType
+from relay.op.lowering.common import out as _out, static as _static
 from relay.op.reduce import _axis_attr, reduce_axes
 from relay.op.registry import LoweringCall, lowering_rule
 from relay.op.transform import collapse_sum_axes
@@ -71,16 +72,6 @@ _INF = float("inf")
 
 
 # ---- shared helpers -----------------------------------------------------------------------------
-
-
-def _static(shape: Sequence[Any]) -> tuple[int, ...]:
-    return tuple(int(d) for d in shape)
-
-
-def _out(call: LoweringCall) -> tuple[tuple[int, ...], str]:
-    ty = call.out_type
-    assert isinstance(ty, TensorType)
-    return _static(ty.shape), str(ty.dtype)
 
 
 def _wide(dtype: str) -> str:

@@ -48,6 +48,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.ir.types import TensorType, TupleType
+from relay.op.lowering.common import out as _out, static as _static
 from relay.op.registry import LoweringCall, lowering_rule
 from relay.op.transform import (
     _norm_axis,
@@ -64,18 +65,6 @@ _INT32_MAX = 2**31 - 1
 
 
 # ---- shared helpers -----------------------------------------------------------------------------
-
-
-def _static(shape: Sequence[Any]) -> tuple[int, ...]:
-    """A static shape (of a Relay type or a te.Tensor) as ints."""
-    return tuple(int(d) for d in shape)
-
-
-def _out(call: LoweringCall) -> tuple[tuple[int, ...], str]:
-    """The result's static shape and dtype."""
-    ty = call.out_type
-    assert isinstance(ty, TensorType)
-    return _static(ty.shape), str(ty.dtype)
 
 
 def _attr_int(call: LoweringCall, name: str) -> int:
