@@ -283,7 +283,11 @@ class GraphExecutor:
             checked = (kernel, [template[i] for i in flags]) if flags else None
             args = (*step.inputs, *extra, *step.outputs, *flags)
             self._steps.append((kernel.func, args, checked))
-        self._inputs = [(slot, self._shapes[slot], self._dtypes[slot]) for slot in plan.input_slots]
+        # (slot, shape, dtype, empty): an empty argument is always staged (compact strides)
+        self._inputs = [
+            (slot, self._shapes[slot], self._dtypes[slot], 0 in self._shapes[slot])
+            for slot in plan.input_slots
+        ]
         # aligned buffers that misaligned or strided arguments are copied into
         self._staging: dict[int, Array] = {}
         results = _flat(plan.result)
@@ -323,14 +327,14 @@ class GraphExecutor:
         """Run on flattened arguments; the result in the program's structure."""
         slots = list(self._template)
         with self._lock:
-            for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
+            for (slot, shape, dtype, empty), a in zip(self._inputs, flat, strict=True):
                 if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
                     a = _convert(a, shape, dtype, what)
                 flags = a.flags  # DLPack cannot pass read-only arrays: those are staged too
                 if (
-                    a.ctypes.data % ALIGNMENT
+                    empty
+                    or a.ctypes.data % ALIGNMENT
                     or not (flags.c_contiguous and flags.writeable)
-                    or not a.size
                 ):
                     a = self._stage(slot, a)
                 slots[slot] = a
@@ -359,7 +363,7 @@ class GraphExecutor:
 
         self.run_flat(flat)  # conversions, staging and first-call work out of the way
         slots = list(self._template)
-        for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
+        for (slot, shape, dtype, _), a in zip(self._inputs, flat, strict=True):
             a = _convert(a, shape, dtype, "profile") if type(a) is not np.ndarray else a
             slots[slot] = a if a.ctypes.data % ALIGNMENT == 0 else _aligned_copy(a)
         for slot, _, _, dtype, shape in self._fresh:

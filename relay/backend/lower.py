@@ -61,15 +61,14 @@ class LoweredFunc:
 
     ``inputs`` are the kernel's input tensor types (the parameters flattened, then the
     hoisted ``constants``), ``outputs`` its output types; the PrimFunc's buffers are the
-    inputs then the outputs. ``anchor`` is the anchor operator's name, ``anchor_pattern``
-    its pattern and ``anchor_ops`` the TE stage names of its results."""
+    inputs then the outputs. ``anchor`` is the anchor operator's name and ``anchor_ops``
+    the TE stage names of its results."""
 
     prim_func: Any
     inputs: list[TensorType]
     outputs: list[TensorType]
     constants: list[np.ndarray[Any, Any]] = field(default_factory=list)
     anchor: str = ""
-    anchor_pattern: OpPattern = OpPattern.ELEMWISE
     anchor_ops: list[str] = field(default_factory=list)
     op_names: list[str] = field(default_factory=list)
     checks: list[tuple[str, Span | None]] = field(default_factory=list)
@@ -200,7 +199,6 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
         outputs=outputs,
         constants=constants,
         anchor=best[1],
-        anchor_pattern=OpPattern(best[0]) if best[0] >= 0 else OpPattern.ELEMWISE,
         anchor_ops=best[2],
         op_names=op_names,
         checks=kept,
