@@ -112,7 +112,7 @@ class Executable:
         """The kernels' symbols, in the order the graph calls them first."""
         if self.graph is None:
             return []
-        return list(dict.fromkeys(s.kernel for s in self.graph.plan.steps))
+        return list(dict.fromkeys(s.kernel for s in self.graph.plan.steps if not s.is_alias))
 
     def astext(self) -> str:
         """The optimized, fused program in the Relay text format."""
@@ -242,7 +242,7 @@ def load(path: str | os.PathLike[str]) -> Executable:
                 so.write_bytes(data)
                 lib_module = tvm().runtime.load_module(str(so))
             library = KernelLibrary(kernels, lib_module, "", data)
-            graph = GraphExecutor(plan, library, [s.kernel for s in plan.steps])
+            graph = GraphExecutor(plan, library)
     return Executable(module, entry, target, graph, meta.get("name", ""))
 
 

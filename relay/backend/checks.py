@@ -69,6 +69,7 @@ def compare_with_interpreter(exe: Executable, args: tuple[Any, ...], result: Any
 def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
     from relay.backend.graph_executor import flatten_args, plan_function
     from relay.backend.interpreter import interpret
+    from relay.backend.lower import static_shape
     from relay.ir.printer import astext
 
     graph = exe.graph
@@ -78,8 +79,13 @@ def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
     values: dict[int, Any] = dict(plan.constants)
     for slot, a in zip(plan.input_slots, flatten_args(args, plan.param_types), strict=True):
         values[slot] = np.asarray(a)
-    for step, prim in zip(plan.steps, prims, strict=True):
+    kernel_steps = iter(prims)
+    for step in plan.steps:
         ins = [values[s] for s in step.inputs]
+        if step.is_alias:
+            values[step.outputs[0]] = ins[0].reshape(static_shape(plan.slot_types[step.outputs[0]]))
+            continue
+        prim = next(kernel_steps)
         kernel = graph.library.kernels[step.kernel]
         got = kernel(*ins)
         params = []

@@ -11,6 +11,10 @@ references or data types) is planned once, as TVM's graph executor
 2. **Steps.** Each call of a primitive function is a step: its kernel (all kernels of the
    program compiled into one library, :mod:`relay.backend.compiler`) applied to its input
    slots and its output slots, in the order the program evaluates them.
+   A primitive function that only reshapes its argument (``expand_dims`` of a vector
+   before a matrix product) is no kernel: its output slot shows the input's bytes in the
+   new shape (a view made once when the bytes are an intermediate buffer, else at each
+   call), unless it is a result.
 3. **Memory plan.** The slots of intermediate results share a small set of storage
    buffers: walking the steps in order, an output takes the smallest free buffer at least
    its size (or a new one) and a buffer is freed after the last step that reads its slot
@@ -40,7 +44,7 @@ from relay.backend.lower import flatten_type, static_shape
 from relay.backend.runtime import ALIGNMENT, aligned_empty, numpy_dtype
 from relay.backend.target import Target
 from relay.errors import CompileError, TypeCheckError
-from relay.ir.expr import Call, Constant, Expr, Function, Tuple, TupleGetItem, Var
+from relay.ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
 from relay.ir.types import TensorType, TupleType, Type
 
 Array = np.ndarray[Any, np.dtype[Any]]
@@ -54,11 +58,17 @@ class NotDataflow(Exception):
 
 @dataclass
 class Step:
-    """One kernel call: the kernel's symbol, the slots it reads and the slots it writes."""
+    """One kernel call: the kernel's symbol, the slots it reads and the slots it writes; or
+    (``kernel`` empty) a reshape: the output slot is the input's bytes in another shape."""
 
     kernel: str
     inputs: list[int]
     outputs: list[int]
+
+    @property
+    def is_alias(self) -> bool:
+        """The step is a reshape that runs no kernel."""
+        return not self.kernel
 
 
 @dataclass
@@ -128,6 +138,7 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
     constants: dict[int, Array] = {}
     steps: list[Step] = []
     prims: list[Function] = []
+    aliased: list[Function] = []  # the functions of the alias steps, in order
     env: dict[int, Structure] = {}
 
     def new_slot(t: TensorType) -> int:
@@ -165,8 +176,12 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
                 continue
             ins = [s for a in node.args for s in _flat(env[id(a)])]
             out = slots_for(_checked(node))
-            steps.append(Step(str(len(prims)), ins, _flat(out)))
-            prims.append(callee)
+            if _reshape_only(callee):
+                steps.append(Step("", ins, _flat(out)))
+                aliased.append(callee)
+            else:
+                steps.append(Step(str(len(prims)), ins, _flat(out)))
+                prims.append(callee)
             env[id(node)] = out
         elif isinstance(node, Tuple):
             if not ready:
@@ -194,9 +209,41 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
             raise NotDataflow(f"the free variable %{node.name_hint}")
         else:
             raise NotDataflow(type(node).__name__)
-    plan = GraphPlan(param_types, slot_types, input_slots, constants, steps, env[id(func.body)])
+    result = env[id(func.body)]
+    # a reshape whose result is returned runs its kernel: results never share memory
+    returned = set(_flat(result))
+    for step, callee in zip([s for s in steps if s.is_alias], aliased, strict=True):
+        if returned & set(step.outputs):
+            step.kernel = str(len(prims))
+            prims.append(callee)
+    plan = GraphPlan(param_types, slot_types, input_slots, constants, steps, result)
     plan_memory(plan)
     return plan, prims
+
+
+_RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "reshape_like", "nn.batch_flatten"})
+
+
+def _reshape_only(func: Function) -> bool:
+    """``func`` only reshapes its one tensor parameter (row-major order is kept, so its
+    result is the parameter's bytes): TVM's ``relay.reshape_only`` functions, which its
+    graph executor also ran as no-ops."""
+    if len(func.params) != 1 or not isinstance(func.params[0].checked_type, TensorType):
+        return False
+    node: Expr = func.body
+    while isinstance(node, Call) and isinstance(node.op, Op) and node.op.name in _RESHAPES:
+        node = node.args[0]
+    return node is func.params[0] and isinstance(func.body, Call)
+
+
+def alias_root(plan: GraphPlan) -> dict[int, int]:
+    """For each slot an alias step writes, the slot whose bytes it shows (never an alias)."""
+    root: dict[int, int] = {}
+    for step in plan.steps:
+        if step.is_alias:
+            src = step.inputs[0]
+            root[step.outputs[0]] = root.get(src, src)
+    return root
 
 
 def _flat(s: Structure) -> list[int]:
@@ -214,14 +261,17 @@ def _aligned_copy(a: Array) -> Array:
 def plan_memory(plan: GraphPlan) -> None:
     """Assign the intermediate slots to shared storage (see the module docstring, step 3)."""
     results = set(_flat(plan.result))
+    root = alias_root(plan)
     last_use: dict[int, int] = {}
     for i, step in enumerate(plan.steps):
         for s in step.inputs:
-            last_use[s] = i
+            last_use[root.get(s, s)] = i  # a read of an alias reads the bytes it shows
     free: list[int] = []  # storage ids
     sizes: list[int] = []
     storage_of: dict[int, int] = {}
     for i, step in enumerate(plan.steps):
+        if step.is_alias:
+            continue  # no storage of its own
         for s in step.outputs:
             if s in results:
                 continue  # results get fresh buffers on every call
@@ -238,7 +288,7 @@ def plan_memory(plan: GraphPlan) -> None:
                 sid = len(sizes)
                 sizes.append(need)
             storage_of[s] = sid
-        for s in set(step.inputs) | set(step.outputs):
+        for s in {root.get(x, x) for x in step.inputs} | set(step.outputs):
             sid_ = storage_of.get(s)
             if sid_ is not None and last_use.get(s, -1) <= i and sid_ not in free:
                 free.append(sid_)
@@ -249,7 +299,7 @@ def plan_memory(plan: GraphPlan) -> None:
 class GraphExecutor:
     """Runs a :class:`GraphPlan` with the kernels of a :class:`KernelLibrary`."""
 
-    def __init__(self, plan: GraphPlan, library: KernelLibrary, symbols: Sequence[str]) -> None:
+    def __init__(self, plan: GraphPlan, library: KernelLibrary) -> None:
         self.plan = plan
         self.library = library
         library.bind()
@@ -269,9 +319,19 @@ class GraphExecutor:
             template[slot] = data
         self._template = template
         self._storage = storage
+        # (kernel, argument slots, checks), or for a reshape of a value that changes from
+        # call to call (an argument, a result) (None, (source, target), shape)
         self._steps: list[tuple[Any, tuple[int, ...], Any]] = []
-        for step, symbol in zip(plan.steps, symbols, strict=True):
-            kernel = library.kernels[symbol]
+        root = alias_root(plan)
+        for step in plan.steps:
+            if step.is_alias:
+                src, dst = step.inputs[0], step.outputs[0]
+                if root[dst] in plan.storage_of or root[dst] in plan.constants:
+                    template[dst] = template[src].reshape(self._shapes[dst])  # fixed bytes
+                else:
+                    self._steps.append((None, (src, dst), self._shapes[dst]))
+                continue
+            kernel = library.kernels[step.kernel]
             extra = []
             for c in kernel.constants:  # constants the kernel took out of its function
                 extra.append(len(template))
@@ -349,6 +409,9 @@ class GraphExecutor:
                 if len(self._recycle) > 4:
                     del self._recycle[0]
             for func, idx, checked in self._steps:
+                if func is None:
+                    slots[idx[1]] = slots[idx[0]].reshape(checked)
+                    continue
                 func(*[slots[i] for i in idx])
                 if checked is not None:
                     checked[0].raise_failed(checked[1])
@@ -371,14 +434,18 @@ class GraphExecutor:
         times: list[list[float]] = [[] for _ in self._steps]
         with self._lock:
             for _ in range(repeat):
-                for k, (func, idx, _) in enumerate(self._steps):
+                for k, (func, idx, shape) in enumerate(self._steps):
+                    if func is None:
+                        slots[idx[1]] = slots[idx[0]].reshape(shape)
+                        continue
                     args = [slots[i] for i in idx]
                     start = time.perf_counter()
                     func(*args)
                     times[k].append(time.perf_counter() - start)
+        kernels = [s for s in self.plan.steps if not s.is_alias]
         return [
             (step.kernel, sorted(t)[len(t) // 2] * 1e3)
-            for step, t in zip(self.plan.steps, times, strict=True)
+            for step, t in zip(kernels, [t for t in times if t], strict=True)
         ]
 
 
@@ -423,9 +490,10 @@ def build_graph(func: Function, target: Target) -> GraphExecutor:
     """Plan, compile and load a fused dataflow function (raises :class:`NotDataflow`)."""
     plan, prims = plan_function(func)
     library, symbols = compile_functions(prims, target)
-    for step, symbol in zip(plan.steps, symbols, strict=True):
-        step.kernel = symbol
-    return GraphExecutor(plan, library, symbols)
+    for step in plan.steps:
+        if not step.is_alias:
+            step.kernel = symbols[int(step.kernel)]
+    return GraphExecutor(plan, library)
 
 
 def flatten_args(args: Sequence[Any], types: Sequence[Type]) -> list[Any]:
@@ -450,6 +518,7 @@ __all__ = [
     "GraphExecutor",
     "GraphPlan",
     "NotDataflow",
+    "alias_root",
     "build_graph",
     "flatten_args",
     "flatten_type",

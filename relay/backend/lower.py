@@ -10,7 +10,8 @@ lowered Relay's primitive functions:
   flattened in order);
 * the body is walked in post-order; each operator call is lowered by its registry rule
   (:class:`relay.op.registry.LoweringCall`), tuples and projections are followed through;
-  a rank-0 constant becomes an inline compute, a larger constant an extra kernel input;
+  a constant whose elements are all equal (a rank-0 one, a broadcast fill) becomes an inline
+  compute, any other constant an extra kernel input;
 * the result's tensors (flattened) are the PrimFunc's outputs; an output that is a
   parameter or another output gets a copy stage, so every output buffer is written.
 
@@ -165,8 +166,9 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
             ty = _type_of(node)
             assert isinstance(ty, TensorType)
             data = np.asarray(node.data)
-            if data.ndim == 0:
-                env[id(node)] = _scalar(te, tvm().tirx.const(data.item(), str(ty.dtype)))
+            if data.size and _uniform(data):
+                value = tvm().tirx.const(data.flat[0].item(), str(ty.dtype))
+                env[id(node)] = _filled(te, data.shape, value)
             else:
                 ph = te.placeholder(data.shape, str(ty.dtype), name=f"c{len(const_phs)}")
                 const_phs.append(ph)
@@ -232,9 +234,18 @@ def _copy(te: Any, t: Any, name: str) -> Any:
     return te.compute(t.shape, lambda *i: t(*i), name=name)
 
 
-def _scalar(te: Any, value: Any) -> Any:
-    """A rank-0 stage holding ``value`` (inlined into its users by every schedule)."""
-    return te.compute((), lambda: value, name="const")
+def _uniform(data: np.ndarray[Any, Any]) -> bool:
+    """Every element of ``data`` is the first (NaNs included)."""
+    first = data.flat[0]
+    if data.size == 1 or bool(np.all(data == first)):
+        return True
+    return bool(data.dtype.kind in "fc" and np.isnan(first) and np.all(np.isnan(data)))
+
+
+def _filled(te: Any, shape: tuple[int, ...], value: Any) -> Any:
+    """A stage of ``shape`` holding ``value`` everywhere (inlined into its users by every
+    schedule): a constant whose elements are all equal is never a kernel input."""
+    return te.compute(shape, lambda *_: value, name="const")
 
 
 def _rebuild(ty: Type, parts: Any) -> Any:

@@ -40,7 +40,7 @@ def _normal_argnums(argnums: object, arity: int, name: str) -> int | tuple[int, 
     try:
         return normalize_argnums(argnums, arity)
     except ValueError as err:
-        raise FrontendError(f"relay.grad of {name}: {err}") from None
+        raise FrontendError(f"{name}: {err}") from None
 
 
 class Derivative:
@@ -53,14 +53,25 @@ class Derivative:
         assert kind in KINDS
         self.fn = fn
         self.kind = kind
-        self.argnums = _normal_argnums(argnums, fn.arity, fn.__name__)
+        self.argnums = _normal_argnums(argnums, fn.arity, f"relay.{kind} of {fn.__name__}")
         self.__name__ = f"{fn.__name__}_{kind}"
         self._cache: dict[int, tuple[_Compiled, Module, GlobalVar, dict[str, Any]]] = {}
+        # compiled graph executables by the arguments' (dtype, shape): the call's fast path
+        self._fast: dict[tuple[object, ...], Any] = {}
+
+    @property
+    def tangent_params(self) -> tuple[int, ...]:
+        """For a JVP, the parameters that take tangents, in the order they are passed."""
+        if self.argnums is None:
+            return tuple(range(self.fn.arity))
+        return (self.argnums,) if isinstance(self.argnums, int) else self.argnums
 
     @property
     def arity(self) -> int:
-        """The number of arguments: ``f``'s, twice for a JVP (primals, then tangents)."""
-        return self.fn.arity * (2 if self.kind == "jvp" else 1)
+        """The number of arguments: ``f``'s, then for a JVP the tangents."""
+        if self.kind == "jvp":
+            return self.fn.arity + len(self.tangent_params)
+        return self.fn.arity
 
     def build(self, target: GlobalVar, mod: Module) -> Function:
         """The derivative of the global ``target`` of ``mod`` (adding what it needs there)."""
@@ -70,7 +81,7 @@ class Derivative:
             return gradient(target, mod, argnums=self.argnums)
         from relay.passes.forward_ad import jvp
 
-        return jvp(target, mod)
+        return jvp(target, mod, None if self.argnums is None else self.tangent_params)
 
     def static_type(self, param_types: Sequence[Type | None], ret: Type | None) -> Type:
         """The derivative's result type as far as it is known before inference: always a
@@ -138,28 +149,38 @@ class Derivative:
         return self._run(args, kwargs, compiled=True)
 
     def _run(self, args: tuple[object, ...], kwargs: dict[str, object], compiled: bool) -> object:
-        from relay.frontend.function import run_compiled, run_global
+        from relay.frontend.function import fast_call, remember_fast, run_compiled, run_global
 
+        if compiled and not kwargs:
+            done, result = fast_call(self._fast, args)
+            if done:
+                return result
         n = self.fn.arity
         if self.kind == "jvp":
             if kwargs:
                 raise TypeCheckError(f"{self.__name__} takes positional arguments only", None)
-            if len(args) != 2 * n:
+            tangents = self.tangent_params
+            if len(args) != n + len(tangents):
                 raise TypeCheckError(
-                    f"{self.__name__} takes {2 * n} arguments ({n} primals, then {n} "
-                    f"tangents), got {len(args)}",
+                    f"{self.__name__} takes {n + len(tangents)} arguments ({n} primals, then "
+                    f"{len(tangents)} tangents), got {len(args)}",
                     None,
                 )
             primals = self.fn._bind(args[:n], {})
+            owners = (*range(n), *tangents)
         else:
             primals = self.fn._bind(args, dict(kwargs))
+            owners = tuple(range(n))
         c = self.fn._compiled_for(primals)
         every = (*primals, *args[n:]) if self.kind == "jvp" else primals
-        values: list[Any] = [self.fn._argument(c, i % n, a) for i, a in enumerate(every)]
+        values: list[Any] = [self.fn._argument(c, owners[i], a) for i, a in enumerate(every)]
         mod, gv = self._derive(c)
         if compiled:
             holder = self._cache[id(c)][3]
-            return run_compiled(holder, mod, gv, values, self.__name__, c.classes)
+            result = run_compiled(holder, mod, gv, values, self.__name__, c.classes)
+            if not kwargs:
+                remember_fast(self._fast, holder, args)
+            return result
         return run_global(mod, gv, values, self.__name__, c.classes)
 
 
@@ -178,13 +199,16 @@ def grad(fn: Any, argnums: int | Sequence[int] | None = None) -> Derivative:
     return Derivative(function(fn), "grad", argnums)
 
 
-def jvp(fn: Any) -> Derivative:
+def jvp(fn: Any, argnums: int | Sequence[int] | None = None) -> Derivative:
     """``relay.jvp(f)``: the function of ``2n`` arguments ``(x1, ..., xn, v1, ..., vn)``
     computing ``(f(x), J_f(x) v)``, the forward-mode Jacobian-vector product (the
-    directional derivative of ``f`` at ``x`` along ``v``)."""
+    directional derivative of ``f`` at ``x`` along ``v``). With ``argnums`` (an index or a
+    tuple of them) only those arguments take tangents, passed after all the primals in
+    that order; the others' tangents are zero, known at compile time, so nothing is
+    computed for them (JAX's ``jvp`` of ``f`` with the other arguments closed over)."""
     from relay.frontend.function import function
 
-    return Derivative(function(fn), "jvp")
+    return Derivative(function(fn), "jvp", argnums)
 
 
 def resolve_derivatives(builder: ModuleBuilder) -> None:

@@ -526,10 +526,8 @@ def _derivative_of(
     from relay.frontend.function import RelayFunction
 
     what = "relay.grad" if fn is autodiff.grad else "relay.jvp"
-    allowed = {"argnums"} if fn is autodiff.grad else set()
-    if len(args) != 1 or set(kwargs) - allowed:
-        extra = " and optionally argnums=" if allowed else ""
-        raise c.error(f"{what} takes one @relay function{extra}", node)
+    if len(args) != 1 or set(kwargs) - {"argnums"}:
+        raise c.error(f"{what} takes one @relay function and optionally argnums=", node)
     target = args[0]
     from relay.frontend.convert import _SelfRef
 
@@ -554,7 +552,7 @@ def _derivative_of(
     try:
         if fn is autodiff.grad:
             return Py(autodiff.grad(target.value, argnums))  # type: ignore[arg-type]
-        return Py(autodiff.jvp(target.value))
+        return Py(autodiff.jvp(target.value, argnums))  # type: ignore[arg-type]
     except FrontendError as err:
         raise c.error(err.message, node) from None
 

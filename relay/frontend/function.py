@@ -460,20 +460,13 @@ class RelayFunction:
         if kwargs:
             args = self._bind(args, dict(kwargs))
         else:
-            try:
-                key = tuple([(a.dtype, a.shape) for a in args])  # type: ignore[attr-defined]
-            except AttributeError:
-                key = None
-            exe = self._fast.get(key) if key is not None else None
-            if exe is not None:
-                with contextlib.suppress(TypeCheckError):
-                    return exe(*args)
+            done, result = fast_call(self._fast, args)
+            if done:
+                return result
         c = self._compiled_for(args)
         values = [self._argument(c, i, a) for i, a in enumerate(args)]
         result = run_compiled(c.runtime, c.module, c.global_var, values, self.__name__, c.classes)
-        exe = c.runtime.get("executable")
-        if exe and exe.kind == "graph" and all(type(a) is np.ndarray for a in args):
-            self._fast[tuple([(a.dtype, a.shape) for a in args])] = exe  # type: ignore[attr-defined]
+        remember_fast(self._fast, c.runtime, args)
         return result
 
     def _bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> tuple[object, ...]:
@@ -549,6 +542,33 @@ def run_global(
         raise TypeCheckError(err.message, err.span) from None
     interp = Interpreter(mod)
     return to_python(interp.call(interp.global_closure(gv), values), classes)
+
+
+def fast_call(
+    fast: dict[tuple[object, ...], _Any], args: tuple[object, ...]
+) -> tuple[bool, object]:
+    """The call's fast path: ``(True, result)`` when arrays of these dtypes and shapes ran
+    compiled before (``fast`` maps their ``(dtype, shape)`` to the graph executable), else
+    ``(False, None)`` and the caller takes the full path (specialisation, conversions)."""
+    try:
+        key = tuple([(a.dtype, a.shape) for a in args])  # type: ignore[attr-defined]
+    except AttributeError:
+        return False, None
+    exe = fast.get(key)
+    if exe is not None:
+        with contextlib.suppress(TypeCheckError):
+            return True, exe(*args)
+    return False, None
+
+
+def remember_fast(
+    fast: dict[tuple[object, ...], _Any], holder: dict[str, _Any], args: tuple[object, ...]
+) -> None:
+    """After a full call: arguments that are all numpy arrays take the fast path next time
+    when the program ran on the graph executor (kept in ``holder`` by :func:`run_compiled`)."""
+    exe = holder.get("executable")
+    if exe and exe.kind == "graph" and all(type(a) is np.ndarray for a in args):
+        fast[tuple([(a.dtype, a.shape) for a in args])] = exe  # type: ignore[attr-defined]
 
 
 def run_compiled(

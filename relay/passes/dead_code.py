@@ -28,7 +28,9 @@ would have failed.
 variable in the later bindings that are kept and in the body are counted; a binding with no
 use whose value is at most ``READS`` is dropped, and its value's uses are not counted, so a
 chain of bindings that only feed each other disappears in one pass. Nested scopes (function
-bodies, branches, clauses) are cleaned the same way.
+bodies, branches, clauses) are cleaned the same way. A projection of a tuple literal,
+``(a, b, c).1``, becomes ``b`` when ``a`` and ``c`` are at most ``READS`` (in graph form, the
+gradient transformations leave these: ``(loss, grads).1``).
 
 **inline_once** (TVM's option): a binding used exactly once, whose value is ``PURE``, and
 whose use is not inside a function literal (which may run many times) is substituted into
@@ -52,6 +54,8 @@ from relay.ir.expr import (
     Op,
     RefRead,
     RefWrite,
+    Tuple,
+    TupleGetItem,
     Var,
     children,
 )
@@ -277,6 +281,15 @@ class _Eliminate(ExprMutator):
         for binding, value in reversed(kept):
             out = Let(binding.var, value, out, span=binding.span)
         return out
+
+    def visit_tuple_getitem(self, t: TupleGetItem) -> Expr:
+        """``(a, b, c).1`` is ``b`` when evaluating ``a`` and ``c`` cannot be observed."""
+        tup = self.visit(t.tuple_value)
+        if isinstance(tup, Tuple) and all(
+            self.effects.of(f) <= Effect.READS for i, f in enumerate(tup.fields) if i != t.index
+        ):
+            return tup.fields[t.index]
+        return t if tup is t.tuple_value else TupleGetItem(tup, t.index, span=t.span)
 
     @staticmethod
     def _rebuild_inlining(kept: list[tuple[Let, Expr]], body: Expr, inlined: set[Var]) -> Expr:

@@ -20,12 +20,16 @@ rewritten by the machinery shared with the reverse mode (:mod:`relay.passes.ad_r
 No tape is needed: the tangent is computed with the value, so the cost is a constant
 factor of the program's, whatever its control flow.
 
-``jvp(f)`` is ``fn (x1, ..., xn, v1, ..., vn) { (f(x), J_f(x) v) }``. Composed with the
+``jvp(f)`` is ``fn (x1, ..., xn, v1, ..., vn) { (f(x), J_f(x) v) }``; ``jvp(f, argnums)``
+takes tangents for the chosen parameters only, the others' being zero from the start (as
+JAX's ``jvp`` of a function closing over them), so no work is spent on them. Composed with the
 reverse mode it gives Hessian-vector products without a Hessian: the JVP of a gradient
 (forward over reverse), or the gradient of ``<grad f(x), v>`` (reverse over reverse).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from relay.errors import CompileError
 from relay.ir.expr import (
@@ -139,9 +143,11 @@ class ForwardAD:
             mod, self.types, "_dual", lambda: _Forward(self.globals, self.data)
         )
 
-    def jvp(self, func: Function) -> Function:
+    def jvp(self, func: Function, argnums: Sequence[int] | None = None) -> Function:
         """``fn (x1, ..., xn, v1, ..., vn) { (func(x), J_func(x) v) }`` for a typed
-        ``func``; the tangents have the parameters' types (integer ones are ignored)."""
+        ``func``; the tangents have the parameters' types (integer ones are ignored). With
+        ``argnums``, only those parameters take tangents (in that order) and the others'
+        are zero, known statically, so they cost nothing."""
         ft = func.checked_type
         assert isinstance(ft, FuncType)
         floats = [i for i, p in enumerate(func.params) if mentions_float(p.checked_type)]
@@ -154,9 +160,23 @@ class ForwardAD:
         rw = _Forward(self.globals, self.data)
         rw.open()
         xs = [typed_var(p.name_hint, p.checked_type, p.span) for p in func.params]
-        vs = [typed_var(f"d{p.name_hint}", p.checked_type) for p in func.params]
-        for p, x, v in zip(func.params, xs, vs, strict=True):
-            value = self.data.pair(x, v, p.checked_type)
+        chosen = range(len(func.params)) if argnums is None else argnums
+        tangent_of = {
+            i: typed_var(f"d{func.params[i].name_hint}", func.params[i].checked_type)
+            for i in chosen
+        }
+        for i, (p, x) in enumerate(zip(func.params, xs, strict=True)):
+            v = tangent_of.get(i)
+            if v is not None:
+                value = self.data.pair(x, v, p.checked_type)
+            elif self._holds_float_data(p.checked_type):
+                raise CompileError(
+                    f"jvp: parameter %{p.name_hint} holds a data type with floating-point "
+                    "values: include it in argnums and pass it a tangent",
+                    p.span,
+                )
+            else:
+                value = rw.lift(x, p.checked_type)
             if not is_atomic(value):
                 value = rw.emit(value, self.types(p.checked_type), p.name_hint)
             rw.vars[p] = value
@@ -166,12 +186,18 @@ class ForwardAD:
         body = rw.close(Tuple((out, tangent)))
         self.globals.finish()
         return Function(
-            (*xs, *vs),
+            (*xs, *(tangent_of[i] for i in chosen)),
             body,
             TupleType((ft.ret_type, ft.ret_type)),
             func.type_params,
             span=func.span,
         )
+
+    def _holds_float_data(self, ty: Type) -> bool:
+        """``ty`` is, or has a field that is, a data type holding floating-point values."""
+        if isinstance(ty, TupleType):
+            return any(self._holds_float_data(f) for f in ty.fields)
+        return is_data_type(ty) and self.types(ty) != ty
 
 
 class _Forward(ValueRewriter):
@@ -233,10 +259,15 @@ class _Forward(ValueRewriter):
         return self.data.pair(y, dv, out_ty)
 
 
-def jvp(func: Function | GlobalVar | str, mod: Module | None = None) -> Function:
+def jvp(
+    func: Function | GlobalVar | str,
+    mod: Module | None = None,
+    argnums: Sequence[int] | None = None,
+) -> Function:
     """The JVP function of ``func`` (a function, or a global of ``mod``):
-    ``fn (x1, ..., xn, v1, ..., vn) { (func(x), J_func(x) v) }``. The rewritten globals
-    it calls (``@g_dual``) are added to ``mod``."""
+    ``fn (x1, ..., xn, v1, ..., vn) { (func(x), J_func(x) v) }``, or with ``argnums`` the
+    tangents of those parameters only (the others' are zero). The rewritten globals it
+    calls (``@g_dual``) are added to ``mod``."""
     from relay.typecheck.checker import infer_type
 
     if mod is None:
@@ -245,7 +276,7 @@ def jvp(func: Function | GlobalVar | str, mod: Module | None = None) -> Function
         func = mod.function(func)
     infer_type(mod)
     infer_type(func, mod)
-    return ForwardAD(mod).jvp(func)
+    return ForwardAD(mod).jvp(func, argnums)
 
 
 __all__ = ["ForwardAD", "forward_types", "jvp"]

@@ -8,7 +8,10 @@ written again here; each global function is processed on its own.
    operand before its users), and each node records its users, each with an *edge
    pattern*: the fusion pattern of the using operator (``OpPattern``, looked up in the
    operator registry), except that a ``BROADCAST`` operand whose shape equals the result's
-   is an ``ELEMWISE`` edge. A tuple's tensor fields are ``INJECTIVE`` edges, and so is a
+   is an ``ELEMWISE`` edge, and a ``reshape``/``squeeze``/``expand_dims`` that only adds or
+   removes dimensions of size 1 is ``ELEMWISE`` (TVM calls them injective; then
+   ``squeeze(matmul(w, expand_dims(x)))``, a matrix-vector product, could not take its
+   epilogue). A tuple's tensor fields are ``INJECTIVE`` edges, and so is a
    projection of a tuple of tensors. Scalar constants are ``ELEMWISE`` nodes (they are
    fused, and stay inside the primitive function); every other leaf is ``OPAQUE``. A node
    whose value escapes the dataflow region is marked *external*: the function's result, a
@@ -194,6 +197,8 @@ class _Graph:
             if isinstance(node.op, Op):
                 pattern = get_op(node.op.name).pattern
                 rtype = _type_of(node)
+                if node.op.name in _UNIT_DIM_OPS and _only_unit_dims_change(node, rtype):
+                    pattern = ELEMWISE
                 for arg in node.args:
                     edge = pattern
                     atype = _type_of(arg)
@@ -401,6 +406,22 @@ class _Partitioner:
             # after phase 0, so that anchors have taken their elementwise successors first
             return phase == 1 and self._check_path(nid, dom, _injective)
         return False  # COMM_REDUCE: its inputs fuse into it, it fuses into nothing
+
+
+_UNIT_DIM_OPS = frozenset({"squeeze", "expand_dims", "reshape", "reshape_like"})
+
+
+def _only_unit_dims_change(call: Call, rtype: Type | None) -> bool:
+    """A reshape that only adds or removes dimensions of size 1: element ``i`` of the input
+    is element ``i`` of the result at an index that is an affine map of the input's, so it
+    is elementwise for fusion (``w @ x`` with a vector ``x`` is ``expand_dims``, the
+    product and ``squeeze``, and the squeeze joins the product's epilogue)."""
+    atype = _type_of(call.args[0])
+    if not (isinstance(rtype, TensorType) and isinstance(atype, TensorType)):
+        return False
+    if not all(isinstance(d, int) for d in (*rtype.shape, *atype.shape)):
+        return False
+    return [d for d in rtype.shape if d != 1] == [d for d in atype.shape if d != 1]
 
 
 def _injective(kind: OpPattern, is_sink: bool) -> bool:

@@ -283,6 +283,60 @@ def _transpose_identity(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None
     return x if perm == list(range(ty.ndim)) else None
 
 
+_cz_x = wildcard()
+_cz_like = wildcard()
+
+
+@rule(_alt_ops(_LIKE)(_cz_x, _cz_like), require_type=True)
+def _concretize_like(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
+    """``reshape_like``, ``broadcast_to_like``, ``collapse_sum_like`` and ``cast_like``
+    with a static result become ``reshape``, ``broadcast_to``, ``sum`` and ``cast`` (TVM's
+    ``Concretize*LikeRewrite``): the second argument was only read for its type, and
+    dropping it frees its producer from the call (fusion, dead code)."""
+    shape = _static_shape(pre)
+    ty = _tensor_type(pre)
+    x = node_map[_cz_x][0]
+    x_shape = _static_shape(x)
+    if shape is None or ty is None or x_shape is None:
+        return None
+    name = _op_name(post)
+    if name == "cast_like":
+        return _call("cast", x, dtype=ty.dtype)
+    if name == "reshape_like":
+        return _call("reshape", x, newshape=shape)
+    if name == "broadcast_to_like":
+        return _call("broadcast_to", x, shape=shape)
+    from relay.op.transform import collapse_sum_axes
+
+    axes = collapse_sum_axes(x_shape, shape)
+    if not axes:
+        return x if x_shape == shape else _call("reshape", x, newshape=shape)
+    lead = len(x_shape) - len(shape)
+    if axes == tuple(range(lead)):  # only leading axes: summed away
+        return _call("sum", x, axis=axes)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x_shape))
+    summed = _call("sum", x, axis=axes, keepdims=True)
+    return summed if kept == shape else _call("reshape", summed, newshape=shape)
+
+
+_cz_fill = wildcard()
+
+
+@rule(_alt_ops(tuple(_FILLED.values()))(_cz_fill), require_type=True)
+def _concretize_scalar_fill(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
+    """``zeros_like(x)``/``ones_like(x)`` of a single element becomes ``zeros``/``ones``
+    (TVM's ``ConcretizeZerosLikeRewrite``), so that ``x`` (typically a loss whose
+    gradient seed this is) is no longer read and, when nothing else reads it, dead. Larger
+    fills keep their argument: a constant fill folded to a large constant would cost
+    memory, and reading ``x``'s shape inside a fused kernel costs nothing."""
+    shape = _static_shape(pre)
+    ty = _tensor_type(pre)
+    if shape is None or ty is None or int(np.prod(shape)) > 1:
+        return None
+    name = "zeros" if _op_name(post) == "zeros_like" else "ones"
+    return _call(name, shape=shape, dtype=ty.dtype)
+
+
 SIMPLIFY_EXPR_RULES: tuple[DFPatternCallback, ...] = (
     _identity_rule("multiply", 1, (0, 1)),
     _identity_rule("add", 0, (0, 1)),
@@ -294,6 +348,8 @@ SIMPLIFY_EXPR_RULES: tuple[DFPatternCallback, ...] = (
     _shape_pair,
     _same_type_identity,
     _same_type_like,
+    _concretize_like,
+    _concretize_scalar_fill,
 )
 """The rules of :func:`SimplifyExpr`, in the order they are tried at each node."""
 

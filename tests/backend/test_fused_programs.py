@@ -73,3 +73,44 @@ def test_compiled_equals_interpreted(text: str, opt_level: int) -> None:
     want = relay.interpret(mod, x, r, w)
     for g, e in zip(got, want, strict=True):
         np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5, err_msg=text)
+
+
+def test_matrix_vector_product_with_its_epilogue() -> None:
+    # w @ x with a vector x is expand_dims, a one-column product and squeeze: the squeeze
+    # and what follows run in the product's kernel
+    text = """
+    def @main(%w: Tensor[(48, 64), float32], %x: Tensor[(64,), float32]) {
+      %0 = expand_dims(%x, axis=1);
+      %1 = nn.matmul(%w, %0);
+      %2 = squeeze(%1, axis=[1]);
+      %3 = tanh(%2);
+      subtract(1f, multiply(%3, %3))
+    }"""
+    mod = relay.parse(text)
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((48, 64)) / 8).astype(np.float32)
+    x = rng.standard_normal(64).astype(np.float32)
+    exe = relay.build(mod)
+    # (the expand_dims is no kernel: see the graph executor's reshapes)
+    assert [k.split("_", 1)[1].rsplit("_", 1)[0] for k in exe.kernels] == [
+        "matmul_squeeze_tanh_multiply_subtract"
+    ]
+    np.testing.assert_allclose(exe(w, x), relay.interpret(mod, w, x), rtol=2e-5, atol=2e-5)
+
+
+def test_uniform_constants_are_not_kernel_inputs() -> None:
+    # a scalar broadcast by constant folding is a uniform constant: the kernel computes it
+    text = """
+    def @main(%x: Tensor[(4, 5), float32]) {
+      %0 = broadcast_to(-0.25f, shape=[4, 5]);
+      %1 = broadcast_to(divide(0f, 0f), shape=[4, 5]);
+      %2 = multiply(%x, %0);
+      (%2, add(%2, %1))
+    }"""
+    mod = relay.parse(text)
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    exe = relay.build(mod)
+    assert all(k.constants == [] for k in exe.graph.library.kernels.values())
+    got = exe(x)
+    np.testing.assert_array_equal(got[0], x * np.float32(-0.25))
+    assert np.isnan(got[1]).all()

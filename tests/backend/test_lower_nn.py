@@ -152,6 +152,20 @@ def test_matmul(ta: bool, tb: bool, batch: tuple[int, ...]) -> None:
     check_op_lowering("nn.matmul", a, b, transpose_a=ta, transpose_b=tb, **product_tol(k))
 
 
+@pytest.mark.parametrize("m", [1, 33, 128])
+@pytest.mark.parametrize(
+    ("n", "k", "tb"), [(1, 64, False), (10, 64, True), (10, 64, False), (3, 40, True)]
+)
+def test_products_with_few_columns(m: int, n: int, k: int, tb: bool) -> None:
+    # N < 16 read along k (a single column, or B transposed) takes the matrix-vector
+    # schedule; B read across k, or k not a multiple of 16, the tiled one
+    a = normal(m, k)
+    b = normal(*((n, k) if tb else (k, n)), seed=1)
+    check_op_lowering("nn.matmul", a, b, transpose_b=tb, **product_tol(k))
+    if tb:
+        check_op_lowering("nn.dense", a, b, **product_tol(k))
+
+
 @pytest.mark.parametrize("tb", [False, True])
 def test_matmul_vector(tb: bool) -> None:
     b = normal(*((7, 9) if tb else (9, 7)), seed=1)

@@ -466,3 +466,56 @@ def test_jvp_with_a_list_of_weights() -> None:
     ws, dws = relay.Cons(w0, relay.Nil()), relay.Cons(t0, relay.Nil())
     _, tangent = relay.jvp(stack_of_layers)(ws, x, dws, tx)
     np.testing.assert_allclose(tangent, (1 - np.tanh(w0 * x) ** 2) * (t0 * x + w0 * tx))
+
+
+@relay
+def scaled(x: V, c: V) -> V:
+    return np.tanh(x * c)
+
+
+@relay
+def scaled_dir(x: V, c: V, v: V) -> V:
+    return relay.jvp(scaled, argnums=0)(x, c, v)[1]
+
+
+def test_jvp_with_respect_to_selected_arguments() -> None:
+    c, v = np.array([0.5, 2.0, -1.0]), np.array([1.0, -2.0, 0.5])
+    d = relay.jvp(scaled, argnums=0)
+    value, tangent = d(X, c, v)
+    want = (1 - np.tanh(X * c) ** 2) * c * v
+    np.testing.assert_allclose(value, np.tanh(X * c))
+    np.testing.assert_allclose(tangent, want)
+    # the same as the full JVP with a zero tangent for c, and without computing it
+    np.testing.assert_allclose(relay.jvp(scaled)(X, c, v, np.zeros(3))[1], want)
+    assert str(d).startswith(
+        '#[version = "0.0.5"]\ndef @scaled_jvp(%x: Tensor[(3,), float64], %c: Tensor[(3,), '
+        "float64], %dx: Tensor[(3,), float64])"
+    )
+    np.testing.assert_allclose(d.interpret(X, c, v)[1], want)
+    np.testing.assert_allclose(d(X, c, v)[1], want)  # the compiled fast path
+    # tangents come in argnums' order
+    _, both = relay.jvp(scaled, argnums=(1, 0))(X, c, np.zeros(3), v)
+    np.testing.assert_allclose(both, want)
+    np.testing.assert_allclose(scaled_dir(X, c, v), want)  # inside a @relay function
+    with pytest.raises(
+        relay.TypeCheckError, match=r"scaled_jvp takes 3 arguments \(2 primals, then 1 tangents\)"
+    ):
+        d(X, c)
+    with pytest.raises(
+        relay.FrontendError, match=r"relay.jvp of scaled: argnums 2 is out of range"
+    ):
+        relay.jvp(scaled, argnums=2)
+
+
+def test_jvp_argnums_and_data_types() -> None:
+    w0, x = np.array([0.5, 1.0, -1.0]), np.array([1.0, 2.0, 3.0])
+    tx = np.array([0.5, -1.0, 0.0])
+    ws = relay.Cons(w0, relay.Nil())
+    _, tangent = relay.jvp(stack_of_layers, argnums=(0, 1))(
+        ws, x, relay.Cons(np.zeros(3), relay.Nil()), tx
+    )
+    np.testing.assert_allclose(tangent, (1 - np.tanh(w0 * x) ** 2) * w0 * tx)
+    with pytest.raises(
+        relay.CompileError, match="parameter %ws holds a data type with floating-point values"
+    ):
+        relay.jvp(stack_of_layers, argnums=1)(ws, x, tx)

@@ -57,6 +57,22 @@ def test_unused_pure_bindings_go_and_effects_stay() -> None:
     )
 
 
+def test_projections_of_tuple_literals() -> None:
+    # graph form: (loss, grads).1 is grads, and the loss is no longer computed for it
+    check(
+        "fn (%x: T2) { %0 = negative(%x); %1 = exp(%x); %2 = (%0, %1); %2.1 }",
+        "fn (%x: T2) { exp(%x) }",
+    )
+    # a field whose evaluation writes a reference keeps the projection
+    keep = "fn (%x: T2, %r: ref(T2)) { %0 = ref_write(%r, %x); %1 = (%0, %x); %1.1 }"
+    check(keep, keep)
+    # reading a reference is not observable: dropping an unused read is allowed
+    check(
+        "fn (%x: T2, %r: ref(T2)) { %0 = ref_read(%r); %1 = (%0, %x); %1.1 }",
+        "fn (%x: T2, %r: ref(T2)) { %x }",
+    )
+
+
 def test_inline_once() -> None:
     check(
         MIXED,

@@ -145,6 +145,54 @@ def test_dense_stops_at_a_second_anchor() -> None:
     )
 
 
+def test_unit_dimension_reshapes_join_a_product_epilogue() -> None:
+    # w @ x with a vector x: the squeeze and the reshape only drop and add dimensions of
+    # size 1, so they are elementwise for fusion; a transposing reshape is not
+    w, x, v = "Tensor[(4, 4), float32]", "Tensor[(4, 1), float32]", "Tensor[(1, 4), float32]"
+    check(
+        f"""
+        def @main(%w: {w}, %x: {x}) -> {v} {{
+          %0 = nn.matmul(%w, %x);
+          %1 = squeeze(%0, axis=[1]);
+          %2 = tanh(%1);
+          reshape(%2, newshape=[1, 4])
+        }}""",
+        f"""
+        def @main(%w: {w}, %x: {x}) -> {v} {{
+          %0 = fn (%p0: {w}, %p1: {x}, Primitive=1) -> {v} {{
+            %1 = nn.matmul(%p0, %p1);
+            %2 = squeeze(%1, axis=[1]);
+            %3 = tanh(%2);
+            reshape(%3, newshape=[1, 4])
+          }};
+          %0(%w, %x)
+        }}""",
+    )
+    m = "Tensor[(4, 2), float32]"
+    check(
+        f"""
+        def @main(%w: {w}, %y: {m}) -> Tensor[(8,), float32] {{
+          %0 = nn.matmul(%w, %y);
+          %1 = reshape(%0, newshape=[2, 4]);
+          %2 = tanh(%1);
+          reshape(%2, newshape=[8])
+        }}""",
+        f"""
+        def @main(%w: {w}, %y: {m}) -> Tensor[(8,), float32] {{
+          %0 = fn (%p0: {w}, %p1: {m}, Primitive=1) -> {m} {{
+            nn.matmul(%p0, %p1)
+          }};
+          %1 = %0(%w, %y);
+          %2 = fn (%p0: {m}, Primitive=1) -> Tensor[(8,), float32] {{
+            %3 = reshape(%p0, newshape=[2, 4]);
+            %4 = tanh(%3);
+            reshape(%4, newshape=[8])
+          }};
+          %2(%1)
+        }}""",
+    )
+
+
 def test_reduction_takes_its_elementwise_inputs() -> None:
     r = "Tensor[(2,), float32]"
     check(

@@ -134,8 +134,61 @@ def test_like_operators_of_the_same_type() -> None:
     )
     unchanged(
         simplify_expr,
-        f"fn (%x: {F}, %y: Tensor[(3,), float32]) {{ collapse_sum_like(%x, %y) }}",
+        "fn (%x: Tensor[(2, ?), float32], %y: Tensor[(?,), float32]) { collapse_sum_like(%x, %y) }",
     )
+
+
+def test_like_operators_with_static_results_are_concretized() -> None:
+    y3 = np.zeros(3, "float32")
+    check(
+        simplify_expr,
+        f"fn (%x: {F}, %y: Tensor[(3,), float32]) {{ collapse_sum_like(%x, %y) }}",
+        f"fn (%x: {F}, %y: Tensor[(3,), float32]) {{ sum(%x, axis=[0]) }}",
+        X23,
+        y3,
+    )
+    x423 = RNG.standard_normal((4, 2, 3)).astype("float32")
+    check(
+        simplify_expr,
+        "fn (%x: Tensor[(4, 2, 3), float32], %y: Tensor[(2, 1), float32]) { collapse_sum_like(%x, %y) }",
+        """fn (%x: Tensor[(4, 2, 3), float32], %y: Tensor[(2, 1), float32]) {
+          %0 = sum(%x, axis=[0, 2], keepdims=True); reshape(%0, newshape=[2, 1])
+        }""",
+        x423,
+        np.zeros((2, 1), "float32"),
+    )
+    check(
+        simplify_expr,
+        f"fn (%x: {F}, %y: Tensor[(1, 3), float32]) {{ collapse_sum_like(%x, %y) }}",
+        f"fn (%x: {F}, %y: Tensor[(1, 3), float32]) {{ sum(%x, axis=[0], keepdims=True) }}",
+        X23,
+        np.zeros((1, 3), "float32"),
+    )
+    check(
+        simplify_expr,
+        f"""fn (%x: Tensor[(3,), float32], %y: {F}, %z: Tensor[(6,), int32]) {{
+          %0 = broadcast_to_like(%x, %y); %1 = reshape_like(%0, %z); cast_like(%1, %z)
+        }}""",
+        f"""fn (%x: Tensor[(3,), float32], %y: {F}, %z: Tensor[(6,), int32]) {{
+          %0 = broadcast_to(%x, shape=[2, 3]); %1 = reshape(%0, newshape=[6]);
+          cast(%1, dtype="int32")
+        }}""",
+        np.array([1.5, -2.0, 3.25], "float32"),
+        X23,
+        np.zeros(6, "int32"),
+    )
+
+
+def test_single_element_fills_are_concretized() -> None:
+    check(
+        simplify_expr,
+        "fn (%x: float32) { %0 = ones_like(%x); zeros_like(%0) }",
+        'fn (%x: float32) { zeros(shape=[], dtype="float32") }',
+        np.array(2.5, "float32"),
+    )
+    # larger fills keep reading their argument (a constant fill would be folded to a large
+    # constant)
+    unchanged(simplify_expr, f"fn (%x: {F}) {{ zeros_like(%x) }}")
 
 
 def test_arithmetic_identities_on_integers() -> None:

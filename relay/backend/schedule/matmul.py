@@ -14,7 +14,8 @@ primitives, as measured in ``shared/notes/tvm-0.27.md`` (it reached OpenBLAS spe
 * the ``(j0, i0)`` tiles run in parallel;
 * the epilogue (bias, activation, residual) is inlined into the write-back of each tile, so
   the product is never stored before it is finished;
-* with few rows (``M < MI``: matrix-vector products, batch-1 inference) packing B would cost
+* with few rows (``M < MI``: matrix-vector products, batch-1 inference), or few columns
+  (``N < 16``: ``W @ x``, a 10-class output layer) read along ``k``, packing B would cost
   as much as the product, so instead ``k`` is split by 16 and factored out (``rfactor``):
   each output is 16 vector partial sums over contiguous rows of A and B, added at the end.
 """
@@ -81,7 +82,7 @@ def _columns(n: int) -> int:
 
 def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     """Schedule a group anchored on a matrix product (see the module docstring)."""
-    from relay.backend.schedule.cpu import is_reduction
+    from relay.backend.schedule.cpu import inner_contiguous_reduction, is_reduction
 
     block = _anchor_block(sch, lowered)
     product = sch.get(block).name_hint
@@ -100,7 +101,9 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     j_pos = next(p for p, e in enumerate(b_index) if e.same_as(vj))
     k_pos = next(p for p, e in enumerate(b_index) if e.same_as(vk))
 
-    if m < MI:
+    # B read along k: its k index is innermost, or it has a single column
+    b_along_k = k_pos == len(b_index) - 1 or n == 1
+    if m < MI or (n < VECTOR and b_along_k and inner_contiguous_reduction(sch, block)):
         _schedule_gemv(sch, block, batch, i, j, k, kk)
         _schedule_rest(sch, block)
         return
