@@ -41,7 +41,7 @@ import numpy as np
 
 from relay.backend.compiler import KernelLibrary, compile_functions
 from relay.backend.lower import flatten_type, static_shape
-from relay.backend.runtime import ALIGNMENT, aligned_empty, numpy_dtype
+from relay.backend.runtime import ALIGNMENT, address, aligned_empty, numpy_dtype
 from relay.backend.target import Target
 from relay.errors import CompileError, TypeCheckError
 from relay.ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
@@ -391,11 +391,7 @@ class GraphExecutor:
                 if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
                     a = _convert(a, shape, dtype, what)
                 flags = a.flags  # DLPack cannot pass read-only arrays: those are staged too
-                if (
-                    empty
-                    or a.ctypes.data % ALIGNMENT
-                    or not (flags.c_contiguous and flags.writeable)
-                ):
+                if empty or not (flags.c_contiguous and flags.writeable) or address(a) % ALIGNMENT:
                     a = self._stage(slot, a)
                 slots[slot] = a
             if self._fresh:

