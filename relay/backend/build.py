@@ -11,6 +11,12 @@ The pipeline (TVM's ``relay.build``, ``python/tvm/relay/build_module.py``, in ou
    otherwise (control flow, closures, data types, references, dynamic shapes) the
    optimized program runs on the reference interpreter until the VM exists.
 
+Before step 2 the program cache is asked (:mod:`relay.backend.cache`): a graph program
+built before, in this process or another, is keyed by the text of its typed functions (with
+the target, the opt level and the relay sources), and its plan and kernel library come back
+without running the pipeline, fusion, lowering or compilation; its optimized module is
+made again only if asked for (``exe.module``, ``exe.astext()``, ``exe.interpret``).
+
 An executable is saved with :meth:`Executable.save` as one zip file (the kernel library as a
 shared object, the plan as JSON, the constants as ``.npy`` members, or the program's text
 for interpreted ones) and :func:`load` brings it back in another process without compiling.
@@ -23,6 +29,7 @@ import json
 import os
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,21 +88,39 @@ class Executable:
 
     def __init__(
         self,
-        module: Module,
-        entry: GlobalVar,
+        module: Module | Callable[[], Module],
+        entry: GlobalVar | str,
         target: Target,
         graph: GraphExecutor | None = None,
         name: str = "",
     ) -> None:
-        self.module = module
-        self.entry = entry
+        # a program from the program cache has its optimized module made when asked for
+        self._module = module if isinstance(module, Module) else None
+        self._make_module = None if isinstance(module, Module) else module
+        self._entry_name = entry if isinstance(entry, str) else entry.name_hint
         self.target = target
         self.graph = graph
-        self.name = name or f"@{entry.name_hint}"
-        self._func = module.functions[entry]
+        self.name = name or f"@{self._entry_name}"
+        if graph is not None:
+            self._arity = len(graph.plan.param_types)
+        else:
+            self._arity = len(self.module.functions[self.entry].params)
         self._flat_params = graph is not None and all(
             isinstance(t, TensorType) for t in graph.plan.param_types
         )
+
+    @property
+    def module(self) -> Module:
+        """The optimized, fused program."""
+        if self._module is None:
+            assert self._make_module is not None
+            self._module = self._make_module()
+        return self._module
+
+    @property
+    def entry(self) -> GlobalVar:
+        """The entry function's global in :attr:`module`."""
+        return self.module.get_global_var(self._entry_name)
 
     @property
     def kind(self) -> str:
@@ -121,10 +146,8 @@ class Executable:
         return astext(self.module)
 
     def __call__(self, *args: Any) -> Any:
-        if len(args) != len(self._func.params):
-            raise ExecutionError(
-                f"{self.name} takes {len(self._func.params)} arguments, got {len(args)}"
-            )
+        if len(args) != self._arity:
+            raise ExecutionError(f"{self.name} takes {self._arity} arguments, got {len(args)}")
         graph = self.graph
         if graph is None:
             return self.interpret(*args)
@@ -151,9 +174,10 @@ class Executable:
         from relay.backend.interpreter.values import to_value
 
         values = [to_value(a) for a in args]
-        check_arguments(self._func, values, self.name)
+        entry = self.entry
+        check_arguments(self.module.functions[entry], values, self.name)
         interp = Interpreter(self.module)
-        return interp.call(interp.global_closure(self.entry), values)
+        return interp.call(interp.global_closure(entry), values)
 
     # -- saving and loading ----------------------------------------------------------------------
 
@@ -166,7 +190,7 @@ class Executable:
             meta: dict[str, Any] = {
                 "format": FORMAT,
                 "kind": self.kind,
-                "entry": self.entry.name_hint,
+                "entry": self._entry_name,
                 "name": self.name,
                 "target": {"mcpu": self.target.mcpu, "fast_math": self.target.fast_math},
             }
@@ -256,10 +280,16 @@ def build(
     Function) for ``target``; see the module docstring."""
     mod, gv, name = _entry_of(program, entry)
     tgt = Target.of(target)
+    from relay.backend.cache import kernel_cache
     from relay.typecheck.checker import infer_type
 
-    typed = infer_type(mod)
+    typed = mod if _is_typed(mod) else infer_type(mod)
     assert isinstance(typed, Module)
+    key = _program_key(typed, gv, tgt, opt_level)
+    if key is not None:
+        cached = _cached_program(key, typed, gv, tgt, name, opt_level)
+        if cached is not None:
+            return cached
     optimized = optimize(typed, gv, opt_level)
     gv = optimized.get_global_var(gv.name_hint)
     func = optimized.functions[gv]
@@ -273,7 +303,73 @@ def build(
             raise
         flags.debug_print(1, f"{name} runs on the interpreter: {err.message}")
         graph = None
+    if key is not None and graph is not None:
+        kernel_cache().store_program(key, _program_record(graph))
     return Executable(optimized, gv, tgt, graph, name)
+
+
+# -- the program cache ----------------------------------------------------------------------------
+
+
+def _is_typed(mod: Module) -> bool:
+    """Every function of ``mod`` has been type-checked (and so need not be again)."""
+    return all(f._checked_type is not None for f in mod.functions.values())
+
+
+def _program_key(mod: Module, entry: GlobalVar, target: Target, opt_level: int) -> str | None:
+    """The program cache's key for ``entry`` of the typed ``mod`` (None when the disk cache
+    is off): the text of the functions it reaches, with the target, the opt level and the
+    relay code (see :func:`relay.backend.cache.program_key`)."""
+    from relay.backend.cache import kernel_cache, program_key
+    from relay.ir.printer import astext
+    from relay.passes.remove_unused import reachable_globals
+
+    if kernel_cache().directory() is None:
+        return None
+    reached = reachable_globals(mod, [entry])
+    text = astext(Module({g: mod.functions[g] for g in reached}, dict(mod.type_definitions)))
+    return program_key(f"{entry.name_hint}\n{text}", target, opt_level)
+
+
+def _program_record(graph: GraphExecutor) -> dict[str, Any]:
+    """What the program cache stores: the plan, its constants and the library's key."""
+    from relay.backend.cache import array_json
+
+    plan = graph.plan
+    return {
+        "plan": plan.to_json(),
+        "constants": {str(slot): array_json(data) for slot, data in plan.constants.items()},
+        "library": graph.library.key,
+    }
+
+
+def _cached_program(
+    key: str, typed: Module, gv: GlobalVar, target: Target, name: str, opt_level: int
+) -> Executable | None:
+    """The executable of a program cache hit (its library from the kernel cache), or None;
+    its optimized module is made again only if asked for."""
+    from relay.backend.cache import array_from_json, kernel_cache
+
+    cache = kernel_cache()
+    record = cache.lookup_program(key)
+    if record is None:
+        return None
+    try:
+        library = cache.lookup(record["library"])
+        if library is None:
+            return None
+        constants = {int(k): array_from_json(v) for k, v in record["constants"].items()}
+        plan = GraphPlan.from_json(record["plan"], constants)
+        graph = GraphExecutor(plan, library)
+    except Exception as err:  # a stale or damaged record is a miss
+        flags.debug_print(1, f"program cache entry {key[:12]} does not load ({err})")
+        return None
+
+    def module() -> Module:
+        return optimize(typed, gv, opt_level)
+
+    cache.program_hits += 1
+    return Executable(module, gv.name_hint, target, graph, name)
 
 
 def _entry_of(program: Any, entry: str) -> tuple[Module, GlobalVar, str]:

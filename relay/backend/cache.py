@@ -9,7 +9,14 @@ On disk (``$RELAY_CACHE_DIR``, else ``$XDG_CACHE_HOME/relay/kernels``, else
 
 * ``<key>-<sha>.so``: the shared library, named by its own content digest;
 * ``<key>.json``: the entry's metadata: the library's file name, byte size and SHA-256,
-  and the kernels' symbols and argument types.
+  and the kernels' symbols and argument types;
+
+and a whole program built by :func:`relay.build` (what a ``@relay`` function's first call
+builds) is one more file, ``P<key>.json``: its graph plan, constants and library key,
+keyed by the text of its typed functions, the target, the opt level and the relay sources
+(:func:`program_key`). A second process calling the same function then skips the
+optimization pipeline, fusion and lowering as well as compilation: a hit costs reading
+the record and loading the library.
 
 Both are written to temporary files in the same directory and renamed into place
 (``os.replace`` is atomic), the library first, so a reader sees a whole entry or none, and
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import hashlib
 import io
 import json
@@ -63,13 +71,13 @@ def _type_from_json(j: list[Any]) -> TensorType:
     return TensorType(tuple(int(d) for d in j[0]), str(j[1]))
 
 
-def _array_json(a: np.ndarray[Any, Any]) -> str:
+def array_json(a: np.ndarray[Any, Any]) -> str:
     buf = io.BytesIO()
     np.save(buf, a, allow_pickle=False)
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def _array_from_json(s: str) -> np.ndarray[Any, Any]:
+def array_from_json(s: str) -> np.ndarray[Any, Any]:
     out: np.ndarray[Any, Any] = np.load(io.BytesIO(base64.b64decode(s)), allow_pickle=False)
     return out
 
@@ -81,7 +89,7 @@ def library_metadata(lib: KernelLibrary) -> list[dict[str, Any]]:
             "name": k.name,
             "inputs": [_type_json(t) for t in k.inputs],
             "outputs": [_type_json(t) for t in k.outputs],
-            "constants": [_array_json(c) for c in k.constants],
+            "constants": [array_json(c) for c in k.constants],
             "anchor": k.anchor,
             "checks": [[message, _span_json(span)] for message, span in k.checks],
         }
@@ -96,7 +104,7 @@ def kernels_from_metadata(records: list[dict[str, Any]]) -> dict[str, Kernel]:
             r["name"],
             [_type_from_json(t) for t in r["inputs"]],
             [_type_from_json(t) for t in r["outputs"]],
-            [_array_from_json(c) for c in r["constants"]],
+            [array_from_json(c) for c in r["constants"]],
             r.get("anchor", ""),
             checks=[(message, _span_from_json(span)) for message, span in r.get("checks", [])],
         )
@@ -133,6 +141,40 @@ def _atomic_write(directory: Path, name: str, data: bytes) -> None:
         raise
 
 
+PROGRAM_FORMAT = 1
+"""The program records' format version."""
+
+
+@functools.cache
+def program_version() -> str:
+    """A digest of everything that decides what a program compiles to: the relay and TVM
+    versions and every source file of the relay package (by name, size and modification
+    time, which is cheap: this is on the path of a warm first call)."""
+    from importlib import metadata
+
+    from relay.backend.runtime import tvm
+
+    h = hashlib.sha256()
+    with contextlib.suppress(metadata.PackageNotFoundError):
+        h.update(metadata.version("relay-ir").encode())
+    h.update(str(tvm().__version__).encode())
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.rglob("*")):
+        if path.suffix in (".py", ".rly"):
+            st = path.stat()
+            h.update(f"{path.relative_to(root)} {st.st_size} {st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def program_key(text: str, target: Any, opt_level: int) -> str:
+    """The program cache's key: a program's text (its typed functions), the target, the
+    opt level and :func:`program_version`."""
+    h = hashlib.sha256()
+    h.update(f"program {PROGRAM_FORMAT} {program_version()} {target.key} {opt_level}\n".encode())
+    h.update(text.encode())
+    return h.hexdigest()
+
+
 class KernelCache:
     """Memory and disk caches of compiled libraries (see the module docstring)."""
 
@@ -143,6 +185,7 @@ class KernelCache:
         self.hits = 0
         self.disk_hits = 0
         self.misses = 0
+        self.program_hits = 0
         self._warned: set[str] = set()
 
     # -- settings ------------------------------------------------------------------------------
@@ -253,7 +296,8 @@ class KernelCache:
         with self.lock:
             pending = list(self._pending)
         for t in pending:
-            t.join()
+            if t is not threading.current_thread():
+                t.join()
 
     def _remember(self, lib: KernelLibrary) -> None:
         with self.lock:
@@ -307,6 +351,46 @@ class KernelCache:
                 with contextlib.suppress(OSError):
                     p.unlink()
                     total -= st.st_size
+
+    # -- programs ------------------------------------------------------------------------------
+
+    def lookup_program(self, key: str) -> dict[str, Any] | None:
+        """The record stored by :meth:`store_program` under ``key`` (from disk), or None."""
+        directory = self.directory()
+        if directory is None:
+            return None
+        path = directory / f"P{key}.json"
+        try:
+            record: dict[str, Any] = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return None
+        if record.get("format") != PROGRAM_FORMAT or record.get("key") != key:
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)
+        return record
+
+    def store_program(self, key: str, record: dict[str, Any]) -> None:
+        """Write a program record (``P<key>.json``: the graph plan, its constants and its
+        library's key), on a background thread after the library's own write."""
+        directory = self.directory(create=True)
+        if directory is None:
+            return
+        data = json.dumps({"format": PROGRAM_FORMAT, "key": key, **record}).encode()
+
+        def write() -> None:
+            self.flush()  # the library first: a record never points at a missing library
+            try:
+                _atomic_write(directory, f"P{key}.json", data)
+            except OSError as err:
+                self._warn(str(directory), f"kernel cache {directory} is read-only here: {err}")
+
+        thread = threading.Thread(target=write, name="relay-program-cache")
+        with self.lock:
+            self._pending = [t for t in self._pending if t.is_alive()]
+        thread.start()
+        with self.lock:
+            self._pending.append(thread)
 
     def clear_memory(self) -> None:
         """Forget the libraries loaded in this process (the disk cache stays)."""

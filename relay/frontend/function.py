@@ -62,6 +62,20 @@ def _fresh_module() -> Module:
     return Module(dict(p.functions), dict(p.type_definitions))
 
 
+def _drop_unused_prelude(builder: ModuleBuilder) -> None:
+    """Remove the prelude functions the converted functions do not reach, so that type
+    checking (which checks every function of a module) does not check the whole prelude
+    for each program: that was most of a program's conversion time. (``f.module`` puts
+    them back.)"""
+    from relay.passes.remove_unused import reachable_globals
+
+    mod = builder.module
+    prelude = _prelude().functions
+    keep = reachable_globals(mod, [g for g in mod.functions if g not in prelude])
+    for gv in [g for g in mod.functions if g not in keep]:
+        mod.remove(gv)
+
+
 Signature = tuple[Type | None, ...] | None
 """The parameter types a conversion is specialised on (None: as annotated / generic)."""
 
@@ -204,6 +218,9 @@ class _Compiled:
     user_globals: list[GlobalVar]
     runtime: dict[str, _Any] = field(default_factory=dict)
     """The compiled executable of this specialisation, once called (see run_compiled)."""
+    has_prelude: bool = False
+    """Whether ``module`` holds the whole prelude (added when the module is asked for:
+    conversion keeps only the prelude functions the program uses)."""
 
 
 def _value_type(value: object) -> Type | None:
@@ -379,6 +396,7 @@ class RelayFunction:
             from relay.frontend.autodiff import resolve_derivatives
 
             resolve_derivatives(builder)
+        _drop_unused_prelude(builder)
         infer_type(builder.module)
         if builder.weak:
             fold_weak_literals(builder.module, builder.weak)
@@ -426,8 +444,18 @@ class RelayFunction:
 
     @property
     def module(self) -> Module:
-        """The module of the function (the annotated signature's, or the latest call's)."""
-        return self._default().module
+        """The module of the function (the annotated signature's, or the latest call's),
+        with the prelude."""
+        c = self._default()
+        if not c.has_prelude:
+            from relay.typecheck.checker import infer_type
+
+            for gv, func in _prelude().functions.items():
+                if gv not in c.module.functions:
+                    c.module.add(gv, func)
+            infer_type(c.module)
+            c.has_prelude = True
+        return c.module
 
     @property
     def global_var(self) -> GlobalVar:

@@ -1,0 +1,145 @@
+"""The program cache: a whole program's plan kept on disk beside its kernel library, so that
+a second process skips optimization, fusion and lowering as well as compilation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import relay
+from relay.backend.build import build
+from relay.backend.cache import kernel_cache
+
+pytestmark = pytest.mark.tvm
+
+
+def program(bias: float) -> relay.Module:
+    """A dense layer with a constant bias (broadcast: the plan holds no constant, the
+    program's text differs with ``bias``)."""
+    return relay.parse(
+        f"""
+        def @main(%x: Tensor[(3, 4), float32], %w: Tensor[(5, 4), float32]) {{
+          %0 = nn.dense(%x, %w);
+          %1 = add(%0, broadcast_to({bias}f, shape=[5]));
+          (nn.relu(%1), sum(%1, axis=[1]))
+        }}"""
+    )
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path):
+    with relay.flags.override(cache_dir=str(tmp_path / "kernels"), cache=True):
+        kernel_cache().clear_memory()
+        yield tmp_path / "kernels"
+        kernel_cache().flush()
+        kernel_cache().clear_memory()
+
+
+def inputs() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((3, 4)).astype("float32"), rng.standard_normal((5, 4)).astype(
+        "float32"
+    )
+
+
+def check(exe: relay.backend.build.Executable, mod: relay.Module) -> None:
+    x, w = inputs()
+    for got, want in zip(exe(x, w), relay.interpret(mod, x, w), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_second_build_is_a_program_cache_hit(cache_dir: Path) -> None:
+    cache = kernel_cache()
+    mod = program(0.5)
+    first = build(mod)
+    cache.flush()
+    (record,) = cache_dir.glob("P*.json")
+    data = json.loads(record.read_text())
+    assert data["library"] == first.graph.library.key  # type: ignore[union-attr]
+    hits = cache.program_hits
+    second = build(program(0.5))  # the same program, parsed again
+    assert cache.program_hits == hits + 1
+    check(second, mod)
+    # the optimized module is made only when asked for, and is the same program
+    assert second._module is None
+    assert second.astext() == first.astext()
+    x, w = inputs()
+    np.testing.assert_allclose(second.interpret(x, w)[0], second(x, w)[0], rtol=1e-5)
+
+
+def test_another_program_or_target_is_a_miss(cache_dir: Path) -> None:
+    cache = kernel_cache()
+    build(program(0.5))
+    cache.flush()
+    hits = cache.program_hits
+    check(build(program(0.25)), program(0.25))  # a different constant
+    check(build(program(0.5), opt_level=2), program(0.5))
+    check(build(program(0.5), target=relay.Target("llvm", fast_math=False)), program(0.5))
+    assert cache.program_hits == hits
+    cache.flush()
+    assert len(list(cache_dir.glob("P*.json"))) == 4
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other-key", "missing-library"])
+def test_damaged_records_are_misses(cache_dir: Path, damage: str) -> None:
+    cache = kernel_cache()
+    build(program(0.5))
+    cache.flush()
+    (record,) = cache_dir.glob("P*.json")
+    if damage == "garbage":
+        record.write_text("{not json")
+    elif damage == "other-key":
+        data = json.loads(record.read_text())
+        data["key"] = "0" * 64
+        record.write_text(json.dumps(data))
+    else:
+        for so in cache_dir.glob("*.so"):
+            so.unlink()
+        cache.clear_memory()
+    hits = cache.program_hits
+    check(build(program(0.5)), program(0.5))
+    assert cache.program_hits == hits
+    cache.flush()
+    assert json.loads(record.read_text())["key"] == record.stem[1:]  # written again
+
+
+def test_no_records_without_the_disk_cache(tmp_path: Path) -> None:
+    with relay.flags.override(cache_dir=str(tmp_path / "k"), cache=False):
+        check(build(program(0.5)), program(0.5))
+    assert not (tmp_path / "k").exists()
+
+
+CALLER = """
+import numpy as np, relay
+from relay.backend.cache import kernel_cache
+
+@relay
+def f(x, w):
+    return np.tanh(relay.nn.dense(x, w)) * 2.0
+
+x = np.ones((3, 4), np.float32)
+w = np.full((5, 4), 0.25, np.float32)
+out = f(x, w)
+kernel_cache().flush()
+c = kernel_cache()
+print(c.program_hits, c.misses, float(out.sum()))
+"""
+
+
+def test_a_second_process_compiles_and_optimizes_nothing(cache_dir: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "RELAY_CACHE_DIR": str(cache_dir), "RELAY_CACHE": "1"}
+    script = tmp_path / "caller.py"  # @relay reads the function's source from its file
+    script.write_text(CALLER)
+    run = [sys.executable, str(script)]
+    first = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout.split()
+    second = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert first[:2] == ["0", "1"]  # compiled
+    assert second[:2] == ["1", "0"]  # a program hit: no library lookup missed
+    assert first[2] == second[2]
+    assert float(first[2]) == pytest.approx(np.tanh(1.0) * 2 * 15, rel=1e-6)
