@@ -81,7 +81,8 @@ class Derivative:
             return gradient(target, mod, argnums=self.argnums)
         from relay.passes.forward_ad import jvp
 
-        return jvp(target, mod, None if self.argnums is None else self.tangent_params)
+        func = _with_callees_inlined(target, mod)
+        return jvp(func, mod, None if self.argnums is None else self.tangent_params)
 
     def static_type(self, param_types: Sequence[Type | None], ret: Type | None) -> Type:
         """The derivative's result type as far as it is known before inference: always a
@@ -182,6 +183,28 @@ class Derivative:
                 remember_fast(self._fast, holder, args)
             return result
         return run_global(mod, gv, values, self.__name__, c.classes)
+
+
+def _with_callees_inlined(target: GlobalVar, mod: Module) -> Function:
+    """``target``'s function with the non-recursive globals it reaches inlined (recursive
+    ones stay calls). Forward mode differentiates a call of a global through a rewritten
+    global taking value-tangent pairs, so a tangent known to be zero at the call (an
+    argument left out of ``argnums``) would be an ordinary zero array inside it, computed
+    with; inlined, it stays known to be zero and costs nothing."""
+    from relay.passes.inline import inline
+    from relay.passes.remove_unused import reachable_globals
+
+    reached = reachable_globals(mod, [target])
+    if len(reached) == 1:
+        return mod.functions[target]
+    marked = Module(
+        {
+            g: mod.functions[g] if g == target else mod.functions[g].with_attr("Inline", 1)
+            for g in reached
+        },
+        dict(mod.type_definitions),
+    )
+    return inline(marked).functions[target]
 
 
 def grad(fn: Any, argnums: int | Sequence[int] | None = None) -> Derivative:

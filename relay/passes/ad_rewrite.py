@@ -604,7 +604,9 @@ class ValueRewriter(ExprFunctor[Expr]):
                 self.blocks[-1].append((new, self.visit(value)))
             else:
                 out = self.visit(value)
-                if isinstance(out, Var | GlobalVar | Constructor):
+                # atoms, and tuples of them, are not bound again: a pair ``(y, dy)`` stays
+                # visible as one, so a tangent known to be zero is still known after a let
+                if isinstance(out, GlobalVar | Constructor) or is_atomic(out):
                     self.vars[var] = out
                 else:
                     self.vars[var] = self.emit(out, ty, var.name_hint)

@@ -519,3 +519,27 @@ def test_jvp_argnums_and_data_types() -> None:
         relay.CompileError, match="parameter %ws holds a data type with floating-point values"
     ):
         relay.jvp(stack_of_layers, argnums=1)(ws, x, tx)
+
+
+@relay
+def tanh_sum(w: Tensor[float64, (3, 3)], x: V) -> float64:
+    return np.sum(np.tanh(w @ x))
+
+
+@relay
+def tanh_sum_grad_w(w: Tensor[float64, (3, 3)], x: V) -> Tensor[float64, (3, 3)]:
+    return relay.grad(tanh_sum, argnums=0)(w, x)[1]
+
+
+def test_jvp_argnums_across_calls_computes_nothing_for_the_others() -> None:
+    # forward over reverse: the Hessian-vector product in direction dw, x held fixed. The
+    # callees are inlined before differentiating, so x's zero tangent is known to be zero
+    # everywhere: no product with it is left in the program
+    w = np.array([[0.5, -1.0, 0.25], [0.1, 0.2, -0.3], [1.0, 0.0, 0.5]])
+    dw = np.array([[1.0, 0.0, -1.0], [0.5, 0.5, 0.0], [0.0, 2.0, 1.0]])
+    d = relay.jvp(tanh_sum_grad_w, argnums=0)
+    assert d.astext().count("nn.matmul(") == 4  # w @ x, dw @ x and two outer products
+    _, hvp = d(w, X, dw)
+    t = np.tanh(w @ X)
+    dt = (1 - t**2) * (dw @ X)
+    np.testing.assert_allclose(hvp, np.outer(-2 * t * dt, X))
