@@ -72,7 +72,7 @@ class Target:
     kind: str = "llvm"
     mcpu: str = ""
     fast_math: bool | None = None  # None: the RELAY_FAST_MATH flag decides
-    _tvm: list[Any] = field(default_factory=list, compare=False, repr=False)
+    _tvm: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.kind != "llvm":
@@ -91,13 +91,15 @@ class Target:
             return target
         return Target(target or "llvm")
 
-    def tvm_target(self) -> Any:
-        """The ``tvm.target.Target`` (built once)."""
-        if not self._tvm:
+    def tvm_target(self, opt_level: int = 3) -> Any:
+        """The ``tvm.target.Target``, with LLVM's optimization level (built once each)."""
+        found = self._tvm.get(opt_level)
+        if found is None:
             from relay.backend.runtime import tvm
 
-            self._tvm.append(tvm().target.Target({"kind": "llvm", "mcpu": self.mcpu}))
-        return self._tvm[0]
+            attrs = {"kind": "llvm", "mcpu": self.mcpu, "opt-level": opt_level}
+            found = self._tvm[opt_level] = tvm().target.Target(attrs)
+        return found
 
     @property
     def key(self) -> str:

@@ -204,3 +204,32 @@ def test_a_failed_write_leaves_no_entry_and_the_kernel_works(
     np.testing.assert_array_equal(run(lib, sym, 43), -np.arange(43, dtype=np.float32))
     assert list(cache_dir.glob("*.json")) == [] and list(cache_dir.glob("*.so")) == []
     assert "is read-only here" in capsys.readouterr().err
+
+
+def test_kernels_compiled_in_parts_export_as_one_library(cache_dir: Path) -> None:
+    from relay.backend.compiler import _parts
+
+    dense = primitive_op_function(
+        "nn.dense", (np.zeros((4, 32), np.float32), np.zeros((8, 32), np.float32)), {}
+    )
+    funcs = [func(40), dense, func(41), func(42)]
+    parts = _parts(funcs, cores=2)
+    # the product at -O3, the elementwise kernels at -O1
+    assert sorted((p.opt_level, [i for i, _ in p.funcs]) for p in parts) == [
+        (1, [0, 2, 3]),
+        (3, [1]),
+    ]
+    assert [[i for i, _ in p.funcs] for p in _parts([func(40), func(41), func(42)], 2)] == [
+        [0, 2],
+        [1],
+    ]
+    assert len(_parts(funcs, cores=1)) == 2  # one module per optimization level
+    lib, symbols = compile_functions(funcs, Target())
+    assert list(lib.kernels) == symbols
+    kernel_cache().clear_memory()
+    reloaded, again = compile_functions(funcs, Target())  # from the one shared object
+    assert reloaded is not lib and again == symbols and len(list(cache_dir.glob("*.so"))) == 1
+    np.testing.assert_array_equal(run(reloaded, again[2], 41), -np.arange(41, dtype=np.float32))
+    x, w = np.ones((4, 32), np.float32), np.full((8, 32), 0.5, np.float32)
+    (out,) = reloaded[again[1]](x, w)
+    np.testing.assert_array_equal(out, np.full((4, 8), 16.0, np.float32))
