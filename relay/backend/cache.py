@@ -281,6 +281,10 @@ class KernelCache:
         thread.start()
 
     def _store_on_disk(self, directory: Path, lib: KernelLibrary) -> None:
+        # the export generates the machine code again and links it: at a low priority, so
+        # that the first call's own work (running the kernels just compiled) goes first
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         try:
             self._write(directory, lib)
         except OSError as err:

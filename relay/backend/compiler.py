@@ -4,7 +4,7 @@ All the primitive functions of a program are lowered (:mod:`relay.backend.lower`
 for the target (:mod:`relay.backend.schedule`) and compiled in as few ``tvm.compile`` calls
 as the machine's cores can run at once (one LLVM module per call: ten kernels compile in
 0.4 s together against 0.6 s apart): matrix products at LLVM's -O3 and the rest at -O1,
-each level's kernels split over two threads when the other has none (:func:`_parts`).
+each level's kernels spread over as many parts as there are cores (:func:`_parts`).
 The parts' modules are imported into one, which exports as one shared object.
 Structurally equal primitive functions share one kernel. The library is looked up in the
 kernel cache (:mod:`relay.backend.cache`) first, by a digest of the functions' text, the
@@ -18,6 +18,7 @@ import functools
 import hashlib
 import re
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,9 +207,9 @@ class _Part:
 
 
 def _parts(funcs: Sequence[Function], cores: int) -> list[_Part]:
-    """The kernels in parts compiled at once on ``cores`` threads: products at -O3, the
-    rest at -O1, a level's kernels split in two when the other level has none (a heavy
-    kernel, a product or a convolution, weighs 8, another 1)."""
+    """The kernels in parts, compiled on ``cores`` threads (heaviest first): products at
+    -O3, the rest at -O1, each level's kernels spread over ``cores`` parts of about equal
+    weight (a heavy kernel, a product or a convolution, weighs 8, another 1)."""
 
     def heavy(f: Function) -> bool:
         return any(name in PRODUCTS or name == "nn.conv2d" for name in _ops(f))
@@ -216,16 +217,15 @@ def _parts(funcs: Sequence[Function], cores: int) -> list[_Part]:
     levels: dict[int, list[tuple[int, Function]]] = {}
     for i, f in enumerate(funcs):
         levels.setdefault(3 if any(n in PRODUCTS for n in _ops(f)) else 1, []).append((i, f))
-    count = max(1, min(cores, 2) - len(levels) + 1)
     parts: list[_Part] = []
-    for level, items in sorted(levels.items()):
-        mine = [_Part(level) for _ in range(min(count, len(items)))]
+    for level, items in sorted(levels.items(), reverse=True):
+        mine = [_Part(level) for _ in range(max(1, min(cores, len(items))))]
         for i, f in sorted(items, key=lambda item: -int(heavy(item[1]))):
             part = min(mine, key=lambda p: p.weight)
             part.funcs.append((i, f))
             part.weight += 8 if heavy(f) else 1
         parts.extend(mine)
-    return parts
+    return sorted(parts, key=lambda p: -p.weight)
 
 
 def _ops(func: Function) -> list[str]:
@@ -248,11 +248,12 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
 
     from relay.backend.runtime import available_cores
 
-    parts = _parts(funcs, available_cores())
+    cores = available_cores()
+    parts = _parts(funcs, cores)
     if len(parts) == 1:
         compiled = [_compile_part(parts[0], target)]
     else:
-        with ThreadPoolExecutor(len(parts), thread_name_prefix="relay-compile") as pool:
+        with ThreadPoolExecutor(min(cores, len(parts)), thread_name_prefix="relay-compile") as pool:
             compiled = list(pool.map(lambda p: _compile_part(p, target), parts))
     ordered = sorted((item for part, _ in compiled for item in part), key=lambda t: t[0])
     kernels = {k.name: k for _, k in ordered}  # in the order of ``funcs``
@@ -270,6 +271,7 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
     tvm_ = tvm()
     kernels: list[tuple[int, Kernel]] = []
     prims: dict[str, Any] = {}
+    start = time.perf_counter()
     for i, f in part.funcs:
         lowered = lower_primitive(f, fast_math=bool(target.fast_math))
         name = kernel_name(f, lowered.op_names, i)
@@ -283,11 +285,18 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
             checks=lowered.checks,
         )
         kernels.append((i, kernel))
-    flags.debug_print(2, f"compiling {len(prims)} kernels for {target} at -O{part.opt_level}")
+    scheduled = time.perf_counter()
     try:
         ex = tvm_.compile(tvm_.IRModule(prims), target=target.tvm_target(part.opt_level))
+        compiled = time.perf_counter()
         for _, k in kernels:
             k.func = ex[k.name]
     except Exception as err:  # TVM's own failure: report it as ours, with the kernels' names
         raise CompileError(f"TVM failed to compile {', '.join(prims)}: {err}") from err
+    flags.debug_print(
+        2,
+        f"compiled {len(prims)} kernels for {target} at -O{part.opt_level}: lowering and "
+        f"schedules {scheduled - start:.3f} s, tvm.compile {compiled - scheduled:.3f} s, "
+        f"machine code {time.perf_counter() - compiled:.3f} s",
+    )
     return kernels, ex
