@@ -90,7 +90,7 @@ class GraphPlan:
         from relay.ir.printer import astext
 
         return {
-            "param_types": [astext(t) for t in self.param_types],
+            "param_types": [_type_to_json(t, astext) for t in self.param_types],
             "slot_types": [[list(static_shape(t)), str(t.dtype)] for t in self.slot_types],
             "input_slots": self.input_slots,
             "constant_slots": sorted(self.constants),
@@ -109,7 +109,7 @@ class GraphPlan:
             return s if isinstance(s, int) else tuple(structure(x) for x in s)
 
         return GraphPlan(
-            param_types=[parse_type(t) for t in data["param_types"]],
+            param_types=[_type_from_json(t, parse_type) for t in data["param_types"]],
             slot_types=[TensorType(tuple(shape), dtype) for shape, dtype in data["slot_types"]],
             input_slots=list(data["input_slots"]),
             constants=constants,
@@ -118,6 +118,25 @@ class GraphPlan:
             storage_of={int(k): int(v) for k, v in data["storage_of"]},
             storage_bytes=list(data["storage_bytes"]),
         )
+
+
+def _type_to_json(t: Type, astext: Any) -> Any:
+    """A parameter type as JSON: tensors and tuples as lists (read back without the text
+    parser, on the path of a warm first call), anything else as text."""
+    if isinstance(t, TensorType) and all(isinstance(d, int) for d in t.shape):
+        return ["tensor", list(t.shape), str(t.dtype)]
+    if isinstance(t, TupleType):
+        return ["tuple", [_type_to_json(f, astext) for f in t.fields]]
+    return astext(t)
+
+
+def _type_from_json(j: Any, parse_type: Any) -> Type:
+    if isinstance(j, str):
+        parsed: Type = parse_type(j)
+        return parsed
+    if j[0] == "tensor":
+        return TensorType(tuple(j[1]), j[2])
+    return TupleType(tuple(_type_from_json(f, parse_type) for f in j[1]))
 
 
 def _nbytes(t: TensorType) -> int:
