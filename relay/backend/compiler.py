@@ -249,7 +249,7 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
     from relay.backend.runtime import available_cores
 
     cores = available_cores()
-    parts = _parts(funcs, cores)
+    parts = _parts(funcs, cores) or [_Part(1)]  # no kernels: an empty module
     if len(parts) == 1:
         compiled = [_compile_part(parts[0], target)]
     else:

@@ -13,7 +13,14 @@ lowered Relay's primitive functions:
   a constant whose elements are all equal (a rank-0 one, a broadcast fill) becomes an inline
   compute, any other constant an extra kernel input;
 * the result's tensors (flattened) are the PrimFunc's outputs; an output that is a
-  parameter or another output gets a copy stage, so every output buffer is written.
+  parameter or another output gets a copy stage, so every output buffer is written;
+* an operator whose rule binds its input with ``tirx.Let`` (fast ``exp``, ``tanh``,
+  ``sigmoid``...: the input is used several times) nests its producers' expression in the
+  binding, and TVM re-simplifies a bound value at each level, so compile time doubles or
+  worse per nested binding operator (6 fused ``tanh`` took 15 s, 7 did not finish). After
+  every :data:`MAX_BOUND_DEPTH` of them in a row, the value goes through a *barrier* stage
+  (named ``relay_barrier``) that the schedules compute as a stage of its own instead of
+  inlining it: the kernel makes one more pass over memory, and compile time stays linear.
 
 The *anchor* is the call with the highest fusion pattern (TVM's ``OpPatternKind``: an
 ``OUT_ELEMWISE_FUSABLE`` matmul or convolution over a reduction over injective ops); the
@@ -84,6 +91,18 @@ def _type_of(e: Expr) -> Type:
     return ty
 
 
+MAX_BOUND_DEPTH = 2
+"""Binding operators (see the module docstring) fused in a row before a barrier stage."""
+
+BARRIER = "relay_barrier"
+"""The name of a barrier stage's block (TVM numbers repeated names: ``relay_barrier_1``)."""
+
+
+def _barrier(te: Any, value: Any) -> Any:
+    """``value`` through a stage the schedules keep (see the module docstring)."""
+    return te.compute(value.shape, lambda *i: value(*i), name=BARRIER)
+
+
 def _flatten_value(v: Any) -> list[Any]:
     if isinstance(v, tuple):
         return [t for f in v for t in _flatten_value(f)]
@@ -93,6 +112,7 @@ def _flatten_value(v: Any) -> list[Any]:
 def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
     """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc)."""
     from relay.backend.runtime import tvm
+    from relay.op.lowering.elemwise import BINDINGS
 
     te = tvm().te
     inputs: list[TensorType] = []
@@ -110,6 +130,7 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
 
     constants: list[np.ndarray[Any, Any]] = []
     const_phs: list[Any] = []
+    bound: dict[int, int] = {}  # binding operators in a row ending at a call, since a barrier
     best: tuple[int, str, list[str]] = (-1, "", [])
     op_names: list[str] = []
     checks: list[tuple[Any, str, Span | None]] = []
@@ -138,12 +159,18 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
                 fast_math=fast_math,
                 span=node.span,
             )
+            bindings = BINDINGS.count
             try:
                 value = rule(call)
             except CompileError:
                 raise
             except Exception as err:  # a rule's failure names the operator and the call
                 raise CompileError(f"cannot lower {opdef.name}: {err}", node.span) from err
+            inner = max((bound.get(id(a), 0) for a in node.args), default=0)
+            depth = inner + (BINDINGS.count > bindings)
+            if depth >= MAX_BOUND_DEPTH and isinstance(value, te.Tensor):
+                value, depth = _barrier(te, value), 0
+            bound[id(node)] = depth
             env[id(node)] = value
             checks.extend((v, message, node.span) for v, message in call.checks)
             op_names.append(opdef.name)

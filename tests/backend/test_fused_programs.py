@@ -114,3 +114,39 @@ def test_uniform_constants_are_not_kernel_inputs() -> None:
     got = exe(x)
     np.testing.assert_array_equal(got[0], x * np.float32(-0.25))
     assert np.isnan(got[1]).all()
+
+
+@pytest.mark.parametrize("op", ["tanh", "sigmoid", "exp", "abs"])
+def test_deep_chains_of_binding_operators_compile_and_agree(op: str) -> None:
+    # fast tanh, sigmoid and exp bind their input with a Let; nested in one kernel, TVM's
+    # compile time doubled per level (7 tanh did not finish): the lowering materializes
+    # the value after every MAX_BOUND_DEPTH of them
+    from relay.backend.lower import BARRIER, MAX_BOUND_DEPTH, lower_primitive
+
+    depth = 12
+    arg = "multiply(%{i}, -0.5f)" if op == "exp" else "%{i}"  # keep exp's values small
+    body = "\n".join(f"  %{i + 1} = {op}({arg.format(i=i)});" for i in range(depth))
+    text = f"def @main(%0: Tensor[(37, 40), float32]) {{\n{body}\n  %{depth}\n}}"
+    mod = relay.parse(text)
+    exe = relay.build(mod)
+    assert len(exe.kernels) == 1
+    (prim,) = [f for f in _primitives(exe.module)]
+    stages = [b for b in lower_primitive(prim).prim_func.script().split("\n") if "sblock(" in b]
+    barriers = sum(f'"{BARRIER}' in b for b in stages)
+    assert barriers == (0 if op == "abs" else depth // MAX_BOUND_DEPTH)
+    x = np.random.default_rng(1).standard_normal((37, 40)).astype(np.float32)
+    np.testing.assert_allclose(exe(x), relay.interpret(mod, x), rtol=2e-6, atol=2e-6)
+
+
+def _primitives(mod: relay.Module) -> list[relay.ir.Function]:
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Function
+
+    out = []
+    for func in mod.functions.values():
+        out += [
+            e
+            for e in sub_expressions(func.body)
+            if isinstance(e, Function) and e.attrs.get("Primitive")
+        ]
+    return out

@@ -45,6 +45,7 @@ from relay.backend.lower import LoweredFunc
 from relay.backend.schedule.cpu import (
     VECTOR,
     extent,
+    inline_consumers,
     inline_producers,
     is_reduction,
     schedule_injective,
@@ -188,7 +189,7 @@ def _schedule_tiles(sch: Any, name: str, oc_bn: int, rw: int, w_pos: list[int]) 
     local = sch.cache_write(block, 0, "local")
     sch.transform_layout(block, ("write", 0), lambda a, b, c_, d: [a, c_, d, b])
     sch.reverse_compute_at(local, x0)
-    _inline_epilogue(sch, local)
+    inline_consumers(sch, local)
     sch.unroll(x1)
     sch.vectorize(o1)
     sch.parallel(sch.fuse(n, o0, y))
@@ -212,7 +213,7 @@ def _schedule_rows(sch: Any, name: str) -> None:
     sch.reorder(*spatial[:-1], d0, c, ky, kx, d1)
     local = sch.cache_write(block, 0, "local")
     sch.reverse_compute_at(local, d0)
-    _inline_epilogue(sch, local)
+    inline_consumers(sch, local)
     sch.vectorize(d1)
     sch.vectorize(sch.get_loops(local)[-1])
     outer = sch.fuse(*spatial[:-1])
@@ -239,18 +240,6 @@ def _schedule_others(sch: Any, name: str, copies: list[Any], done: list[Any]) ->
             schedule_reduction(sch, b)
         else:
             schedule_injective(sch, b)
-
-
-def _inline_epilogue(sch: Any, local: Any) -> None:
-    """Inline the elementwise consumers of the write-back block ``local`` into it."""
-    while True:
-        consumers = sch.get_consumers(local)
-        if len(consumers) != 1 or is_reduction(sch, consumers[0]):
-            return
-        try:
-            sch.reverse_compute_inline(consumers[0])
-        except Exception:  # a consumer that cannot go there stays a stage of its own
-            return
 
 
 def _schedule_copy(sch: Any, block: Any) -> None:

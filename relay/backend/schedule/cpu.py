@@ -52,24 +52,34 @@ def extent(sch: Any, loop: Any) -> int:
     return int(sch.get(loop).extent)
 
 
+def is_barrier(sch: Any, block: Any) -> bool:
+    """Whether ``block`` is a barrier stage of the lowering (:data:`relay.backend.lower.
+    BARRIER`), which is computed on its own, never inlined."""
+    from relay.backend.lower import BARRIER
+
+    return bool(sch.get(block).name_hint.startswith(BARRIER))
+
+
 def inline_producers(sch: Any, keep: Callable[[Any], bool] = lambda b: False) -> None:
     """Inline every non-reduction block that is not an output into its consumers, last
-    first, except those ``keep`` holds on to; blocks that refuse stay."""
+    first, except barriers and those ``keep`` holds on to; blocks that refuse stay."""
     root = sch.get_sblock("root")
     outputs = {sch.get(b).name_hint for b in sch.get_output_blocks(root)}
     for block in reversed(sch.get_child_blocks(root)):
         name = sch.get(block).name_hint
-        if name in outputs or is_reduction(sch, block) or keep(block):
+        if name in outputs or is_reduction(sch, block) or keep(block) or is_barrier(sch, block):
             continue
         with contextlib.suppress(Exception):  # e.g. a producer feeding a reduction's init
             sch.compute_inline(block)
 
 
 def inline_consumers(sch: Any, block: Any) -> None:
-    """Inline the elementwise consumers after ``block`` into it, as far as possible."""
+    """Inline the elementwise consumers after ``block`` into it, as far as possible: up to
+    a reduction, a barrier, a value used twice, or a consumer that refuses (a reduction's
+    epilogue; a product's or a convolution's into the write-back of its tiles)."""
     while True:
         consumers = sch.get_consumers(block)
-        if len(consumers) != 1:
+        if len(consumers) != 1 or is_reduction(sch, consumers[0]) or is_barrier(sch, consumers[0]):
             return
         try:
             sch.reverse_compute_inline(consumers[0])

@@ -29,6 +29,7 @@ from relay.backend.lower import LoweredFunc
 from relay.backend.schedule.cpu import (
     VECTOR,
     extent,
+    inline_consumers,
     inline_producers,
     schedule_injective,
 )
@@ -82,7 +83,7 @@ def _columns(n: int) -> int:
 
 def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     """Schedule a group anchored on a matrix product (see the module docstring)."""
-    from relay.backend.schedule.cpu import inner_contiguous_reduction, is_reduction
+    from relay.backend.schedule.cpu import inner_contiguous_reduction
 
     block = _anchor_block(sch, lowered)
     product = sch.get(block).name_hint
@@ -117,15 +118,7 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     sch.reorder(*batch, j0, i0, k0, k1, i1, j1)
     local = sch.cache_write(block, 0, "local")
     sch.reverse_compute_at(local, i0)
-    # the epilogue goes into the write-back of each tile
-    while True:
-        consumers = sch.get_consumers(local)
-        if len(consumers) != 1 or is_reduction(sch, consumers[0]):
-            break
-        try:
-            sch.reverse_compute_inline(consumers[0])
-        except Exception:
-            break
+    inline_consumers(sch, local)  # the epilogue goes into the write-back of each tile
     packed = sch.cache_read(block, 1, "global")
     nb = len(b_index)
 

@@ -70,10 +70,12 @@ TVM 0.27's code generation) differ:
   with no elements is a constant compute that reads nothing.
 
 Code size: an operator that uses an input more than once binds it with ``tirx.Let`` (see
-``_let``), so a fused chain does not repeat its producers. TVM's LLVM code generator still
-re-simplifies each bound value, so compile time grows exponentially with the depth of a
-fused chain of such operators (measured: 4 nested fast-math ``exp`` 0.15 s, ``sigmoid`` 1.3 s,
-6 ``tanh`` 11 s); ``maximum``, ``round`` and the other single-use operators stay linear.
+``_let``), so a fused chain does not repeat its producers. TVM's passes still re-simplify
+each bound value, so compile time grows exponentially with the depth of a fused chain of
+such operators (measured: 4 nested fast-math ``exp`` 0.15 s, ``sigmoid`` 1.3 s, 6 ``tanh``
+15 s, 7 more than 2 minutes); the lowering therefore materializes the value after every
+:data:`relay.backend.lower.MAX_BOUND_DEPTH` nested binding operators. ``maximum``, ``round``
+and the other single-use operators stay linear.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -184,8 +187,19 @@ def _let(name: str, value: Expr, body: Callable[[Expr], Expr], bind: bool = True
 
     if not bind:
         return body(value)
+    BINDINGS.count += 1
     var = te.var(name, _dt(value))
     return tirx.Let(var, value, body(var))
+
+
+class _Bindings(threading.local):
+    count = 0
+
+
+BINDINGS = _Bindings()
+"""How many ``Let`` bindings the rules have made (on this thread): the lowering reads it
+around each rule to know which operators bind their input (see
+:data:`relay.backend.lower.MAX_BOUND_DEPTH`)."""
 
 
 def _can_bind(call: LoweringCall) -> bool:
