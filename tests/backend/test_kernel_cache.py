@@ -32,14 +32,6 @@ def func(n: int) -> relay.ir.Function:
     return primitive_op_function("negative", (np.zeros(n, np.float32),), {})
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path):
-    with relay.flags.override(cache_dir=str(tmp_path / "kernels"), cache=True):
-        kernel_cache().clear_memory()
-        yield tmp_path / "kernels"
-        kernel_cache().clear_memory()
-
-
 def entries(d: Path) -> tuple[list[Path], list[Path]]:
     return sorted(d.glob("*.json")), sorted(d.glob("*.so"))
 

@@ -32,15 +32,6 @@ def program(bias: float) -> relay.Module:
     )
 
 
-@pytest.fixture
-def cache_dir(tmp_path: Path):
-    with relay.flags.override(cache_dir=str(tmp_path / "kernels"), cache=True):
-        kernel_cache().clear_memory()
-        yield tmp_path / "kernels"
-        kernel_cache().flush()
-        kernel_cache().clear_memory()
-
-
 def inputs() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     return rng.standard_normal((3, 4)).astype("float32"), rng.standard_normal((5, 4)).astype(
