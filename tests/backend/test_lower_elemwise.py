@@ -19,6 +19,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import relay
 from relay.backend.compiler import compile_functions
 from relay.backend.target import Target
 from relay.errors import CompileError
@@ -592,15 +593,21 @@ def test_integer_division_semantics() -> None:
 
 @pytest.mark.parametrize("dtype", ["int32", "int8", "uint8", "int64", "uint64"])
 @pytest.mark.parametrize("name", ["divide", "floor_divide", "mod", "floor_mod"])
-def test_integer_division_by_zero_gives_zero(name: str, dtype: str) -> None:
-    """The reference raises; compiled code must not trap (x86 idiv): it gives 0."""
+def test_integer_division_by_zero_raises_as_the_reference(name: str, dtype: str) -> None:
+    """The reference raises; compiled code must not trap (x86 idiv): its guarded division
+    computes on, and its run-time check raises the reference's error."""
     a = np.array([5, 0, 7, 1], dtype)
     b = np.array([0, 0, 2, 0], dtype)
     with pytest.raises(ZeroDivisionError):
         reference(name, a, b)
-    got = run_compiled_op(name, a, b)
+    with pytest.raises(
+        relay.ExecutionError, match=f"operator {name} failed: integer division by zero"
+    ):
+        run_compiled_op(name, a, b)
     want = {"divide": 3, "floor_divide": 3, "mod": 1, "floor_mod": 1}[name]
-    np.testing.assert_array_equal(got, np.array([0, 0, want, 0], dtype))
+    ones = np.array([1, 1, 2, 1], dtype)
+    np.testing.assert_array_equal(run_compiled_op(name, a, ones), reference(name, a, ones))
+    assert reference(name, a, ones)[2] == want
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int8", "int64"])

@@ -21,7 +21,8 @@ TVM 0.27's code generation) differ:
   complement, and int64 is left as TVM emits it (overflow formally undefined there);
 * **integer division**: ``divide``/``mod`` truncate (``truncdiv``/``truncmod``),
   ``floor_divide``/``floor_mod`` round down (``floordiv``/``floormod``). The divisor is guarded,
-  since x86 ``idiv`` traps (SIGFPE): a zero divisor gives 0 where the reference raises, and a
+  since x86 ``idiv`` traps (SIGFPE), and checked at run time: a zero divisor raises the
+  reference's ``ExecutionError`` (the guarded quotient is never returned), and a
   divisor of -1 gives the wrapped negation (quotient) or 0 (remainder) without dividing
   (``INT_MIN / -1`` traps too);
 * **integer power** is square-and-multiply over the exponent's bits, a ``te.comm_reducer``
@@ -829,12 +830,33 @@ _BINARY = (
 )  # fmt: skip
 
 
+_DIVISIONS = frozenset({"divide", "floor_divide", "mod", "floor_mod"})
+
+
 @lowering_rule(*_BINARY)
 def _binary(call: LoweringCall) -> Any:
     dtype = _dtype(call, 0)
     if call.name == "power" and not _is_float(dtype):
         return _int_power(call)
+    if call.name in _DIVISIONS and dtype != "bool" and not _is_float(dtype):
+        _require_nonzero_divisor(call, dtype)
     return _map(call, _binary_fn(call.name, dtype, _can_bind(call)))
+
+
+def _require_nonzero_divisor(call: LoweringCall, dtype: str) -> None:
+    """An integer division by zero raises the reference's ExecutionError (a run-time check
+    beside the guarded division, which computes 0 there rather than trap)."""
+    from tvm import te, tirx
+
+    shape, _ = _out(call)
+    divisor = call.args[1]
+    if 0 in shape or not isinstance(divisor, te.Tensor):
+        return
+    zero = _const(0, dtype)
+    violated = te.compute(
+        divisor.shape, lambda *i: tirx.EQ(divisor(*i), zero), name=f"{call.name}_check"
+    )
+    call.require(violated, f"operator {call.name} failed: integer division by zero")
 
 
 @lowering_rule("logical_not")
