@@ -174,6 +174,17 @@ def test_transpose(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> None
     check_op_lowering("transpose", data(shape), axes=axes)
 
 
+@pytest.mark.parametrize(
+    ("shape", "axes"),
+    [((128, 160), None), ((2, 96, 128), (0, 2, 1)), ((130, 160), None), ((64, 2, 160), (2, 1, 0))],
+)
+def test_large_transposes(shape: tuple[int, ...], axes: tuple[int, ...] | None) -> None:
+    # from 16,384 elements a transposing block runs in 16 x 16 tiles when its last two
+    # extents allow (the first two shapes), else row by row
+    check_op_lowering("transpose", data(shape), axes=axes)
+    check_op_lowering("transpose", data(shape, "int8"), axes=axes)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_transpose_dtypes(dtype: str) -> None:
     check_op_lowering("transpose", data((3, 1, 7), dtype), axes=(2, 0, 1))

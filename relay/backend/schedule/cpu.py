@@ -6,7 +6,8 @@ written with ``tvm.s_tir.Schedule`` primitives, after TVM's own x86 strategies
 
 * **injective** (elementwise, broadcast, layout): every producer is inlined into the output
   block; its loops are fused, split by 16 for an AVX-512 vector of float32 (vectorized) and
-  the outer loop runs in parallel when there is enough work;
+  the outer loop runs in parallel when there is enough work; a block that reads an input
+  transposed runs in 16 x 16 tiles;
 * **reduction**: producers inlined into the reduction block, consumers inlined after it;
   the spatial loops run in parallel, and when the reduced axes are outer to a contiguous
   spatial axis the loops are reordered so that the inner spatial axis is vectorized;
@@ -87,17 +88,57 @@ def inline_consumers(sch: Any, block: Any) -> None:
             return
 
 
+TILE = 16
+"""The side of the square tiles a transposing block runs in: a 16 x 16 tile of the input
+(16 cache lines) stays in L1 while the output's 16 rows are written, one vector each
+(1024^2 float32 transpose: 3.4 ms untiled, 1.0 ms in 32 x 32 tiles, 0.5 ms in 16 x 16)."""
+
+
+def _transposing(sch: Any, block: Any) -> bool:
+    """Whether ``block`` reads a buffer with its last two loop variables swapped (a transpose,
+    after its producers were inlined): row by row, such reads stride across memory."""
+    stmt = sch.get(block)
+    ivars = [iv.var for iv in stmt.iter_vars]
+    if len(ivars) < 2:
+        return False
+    inner, outer = ivars[-1], ivars[-2]
+    for read in stmt.reads:
+        mins = [r.min for r in read.region]
+        if len(mins) >= 2 and mins[-1].same_as(outer) and any(m.same_as(inner) for m in mins[:-1]):
+            return True
+    return False
+
+
+def _schedule_transpose(sch: Any, block: Any) -> bool:
+    """Tile the last two loops by :data:`TILE` (parallel over the tiles, the output's rows
+    vectorized inside each): True when applied (both extents multiples of the tile)."""
+    loops = sch.get_loops(block)
+    if len(loops) < 2 or extent(sch, loops[-1]) % TILE or extent(sch, loops[-2]) % TILE:
+        return False
+    *outer, i, j = loops
+    i0, i1 = sch.split(i, [None, TILE])
+    j0, j1 = sch.split(j, [None, TILE])
+    sch.reorder(*outer, i0, j0, i1, j1)
+    tiles = sch.fuse(*outer, i0, j0)
+    sch.parallel(tiles)
+    _, vec = sch.split(j1, [None, VECTOR])
+    sch.vectorize(vec)
+    return True
+
+
 def schedule_injective(sch: Any, block: Any) -> None:
     """Vectorize an inner 16 and parallelise the rest. When the last axis is a multiple of
     16 the vector runs along it (each vector stays inside one row, so loads and stores are
     contiguous and the index arithmetic is done once per vector); otherwise all the loops
-    are fused first."""
+    are fused first. A block reading a transposed input runs in square tiles instead."""
     loops = sch.get_loops(block)
     if not loops:
         return
     total = 1
     for lp in loops:
         total *= extent(sch, lp)
+    if total >= PARALLEL_MIN and _transposing(sch, block) and _schedule_transpose(sch, block):
+        return
     last = extent(sch, loops[-1])
     if len(loops) > 1 and last >= VECTOR:
         outer, inner = sch.split(loops[-1], [None, VECTOR])
