@@ -50,16 +50,6 @@ def _rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def _aligned(a: np.ndarray) -> np.ndarray:
-    """Arrays 64-byte aligned, as every framework's own buffers are (numpy's large arrays
-    are 16 bytes off a 64-byte boundary, which would make relay copy each input)."""
-    from relay.backend.runtime import aligned_empty
-
-    out = aligned_empty(a.shape, a.dtype)
-    out[...] = a
-    return out
-
-
 def ew_inputs() -> Inputs:
     r = _rng()
     n = 4_194_304
@@ -589,9 +579,7 @@ def measure(workload: str, framework: str, runs: int) -> dict[str, Any]:
         return {"skipped": True}
     f = progs[workload]
     args = w.inputs()
-    if framework == "relay":
-        args = tuple(_aligned(a) for a in args)
-    elif framework == "jax":
+    if framework == "jax":
         args = jax_inputs(args)
     t0 = time.perf_counter()
     out = f(*args)

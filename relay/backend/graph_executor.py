@@ -25,8 +25,9 @@ references or data types) is planned once, as TVM's graph executor
    results that the caller has dropped are recycled (their reference count shows it), so a
    steady loop allocates nothing.
 
-Arguments are checked for shape and dtype; an argument that is misaligned or not
-C-contiguous is copied into an aligned buffer, anything else is passed as it is.
+Arguments are checked for shape and dtype; an argument that is not C-contiguous, not
+writeable or not aligned to its element size is copied into an aligned buffer, anything else
+(numpy's arrays 16 bytes off a 64-byte boundary included) is passed as it is.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import numpy as np
 
 from relay.backend.compiler import KernelLibrary, compile_functions
 from relay.backend.lower import flatten_type, static_shape
-from relay.backend.runtime import ALIGNMENT, address, aligned_empty, numpy_dtype
+from relay.backend.runtime import ALIGNMENT, aligned_empty, numpy_dtype, passable
 from relay.backend.target import Target
 from relay.errors import CompileError, TypeCheckError
 from relay.ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
@@ -409,8 +410,7 @@ class GraphExecutor:
             for (slot, shape, dtype, empty), a in zip(self._inputs, flat, strict=True):
                 if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
                     a = _convert(a, shape, dtype, what)
-                flags = a.flags  # DLPack cannot pass read-only arrays: those are staged too
-                if empty or not (flags.c_contiguous and flags.writeable) or address(a) % ALIGNMENT:
+                if empty or not passable(a):
                     a = self._stage(slot, a)
                 slots[slot] = a
             if self._fresh:
@@ -443,7 +443,7 @@ class GraphExecutor:
         slots = list(self._template)
         for (slot, shape, dtype, _), a in zip(self._inputs, flat, strict=True):
             a = _convert(a, shape, dtype, "profile") if type(a) is not np.ndarray else a
-            slots[slot] = a if a.ctypes.data % ALIGNMENT == 0 else _aligned_copy(a)
+            slots[slot] = a if passable(a) else _aligned_copy(a)
         for slot, _, _, dtype, shape in self._fresh:
             slots[slot] = aligned_empty(shape, dtype)
         times: list[list[float]] = [[] for _ in self._steps]

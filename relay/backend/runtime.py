@@ -6,14 +6,16 @@ from the cores this process may run on: TVM's default assumes hyper-threading an
 the hardware threads, one thread on a 2-core machine (``TVM_NUM_THREADS`` set by the user
 wins).
 
-Compiled kernels assume every buffer is 64-byte aligned and contiguous, and nothing checks it:
-a misaligned pointer crashes the process. :func:`aligned_empty` allocates such buffers and
-:func:`as_kernel_array` makes any argument one (copying only when needed).
+TVM's kernels assume every buffer is 64-byte aligned, and nothing checks it: a misaligned
+pointer crashes the process. relay's kernels declare their parameters aligned to their
+element size only (:func:`relay.backend.compiler.unaligned_params`), so they take any
+C-contiguous, writeable array numpy calls aligned (:func:`passable`); relay's own buffers are
+still allocated 64-byte aligned (:func:`aligned_empty`), and :func:`as_kernel_array` copies
+anything else (copying only when needed).
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 from typing import Any
@@ -98,24 +100,26 @@ def compact_empty(base: Array, shape: tuple[int, ...]) -> Array:
     return out
 
 
-def address(a: Array) -> int:
-    """The data pointer of a C-contiguous, writeable, non-empty array, read through the
-    buffer protocol (four times faster than ``a.ctypes.data``, which builds a helper
-    object: a per-argument cost on every call)."""
-    return ctypes.addressof(ctypes.c_char.from_buffer(a))  # type: ignore[arg-type]
-
-
 def is_aligned(a: Array) -> bool:
-    """Whether ``a``'s data pointer is 64-byte aligned."""
+    """Whether ``a``'s data pointer is 64-byte aligned (as relay's own buffers are)."""
     return a.ctypes.data % ALIGNMENT == 0
 
 
+def passable(a: Array) -> bool:
+    """Whether a kernel can take ``a`` as it is: C-contiguous, writeable (DLPack cannot pass
+    read-only arrays) and aligned to its element size (numpy's ``aligned`` flag). Kernels
+    declare their parameters aligned to the element size only
+    (:func:`relay.backend.compiler.unaligned_params`), so numpy's usual 16-byte offsets pass."""
+    flags = a.flags
+    return bool(flags.c_contiguous and flags.writeable and flags.aligned)
+
+
 def as_kernel_array(a: Array) -> Array:
-    """``a`` itself when it is C-contiguous, writeable (DLPack cannot pass read-only arrays)
-    and aligned, else an aligned contiguous copy."""
+    """``a`` itself when a kernel can take it (:func:`passable`), else an aligned contiguous
+    copy."""
     if a.size == 0:
         return aligned_empty(a.shape, a.dtype)
-    if a.flags.c_contiguous and a.flags.writeable and address(a) % ALIGNMENT == 0:
+    if passable(a):
         return a
     out = aligned_empty(a.shape, a.dtype)
     np.copyto(out, a)
