@@ -100,11 +100,6 @@ def compact_empty(base: Array, shape: tuple[int, ...]) -> Array:
     return out
 
 
-def is_aligned(a: Array) -> bool:
-    """Whether ``a``'s data pointer is 64-byte aligned (as relay's own buffers are)."""
-    return a.ctypes.data % ALIGNMENT == 0
-
-
 def passable(a: Array) -> bool:
     """Whether a kernel can take ``a`` as it is: C-contiguous, writeable (DLPack cannot pass
     read-only arrays) and aligned to its element size (numpy's ``aligned`` flag). Kernels
