@@ -211,19 +211,19 @@ def _parts(funcs: Sequence[Function], cores: int) -> list[_Part]:
     -O3, the rest at -O1, each level's kernels spread over ``cores`` parts of about equal
     weight (a heavy kernel, a product or a convolution, weighs 8, another 1)."""
 
-    def heavy(f: Function) -> bool:
-        return any(name in PRODUCTS or name == "nn.conv2d" for name in _ops(f))
-
-    levels: dict[int, list[tuple[int, Function]]] = {}
+    levels: dict[int, list[tuple[int, int, Function]]] = {}  # level -> (weight, index, f)
     for i, f in enumerate(funcs):
-        levels.setdefault(3 if any(n in PRODUCTS for n in _ops(f)) else 1, []).append((i, f))
+        ops = set(_ops(f))
+        product = bool(ops & PRODUCTS)
+        weight = 8 if product or "nn.conv2d" in ops else 1
+        levels.setdefault(3 if product else 1, []).append((weight, i, f))
     parts: list[_Part] = []
     for level, items in sorted(levels.items(), reverse=True):
         mine = [_Part(level) for _ in range(max(1, min(cores, len(items))))]
-        for i, f in sorted(items, key=lambda item: -int(heavy(item[1]))):
+        for weight, i, f in sorted(items, key=lambda item: -item[0]):
             part = min(mine, key=lambda p: p.weight)
             part.funcs.append((i, f))
-            part.weight += 8 if heavy(f) else 1
+            part.weight += weight
         parts.extend(mine)
     return sorted(parts, key=lambda p: -p.weight)
 

@@ -368,7 +368,7 @@ class GraphExecutor:
             (slot, self._shapes[slot], self._dtypes[slot], 0 in self._shapes[slot])
             for slot in plan.input_slots
         ]
-        # aligned buffers that misaligned or strided arguments are copied into
+        # aligned buffers that the arguments a kernel cannot take (see passable) are copied into
         self._staging: dict[int, Array] = {}
         results = _flat(plan.result)
         written = {s for step in plan.steps for s in step.outputs}
