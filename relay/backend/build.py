@@ -8,8 +8,10 @@ The pipeline (TVM's ``relay.build``, ``python/tvm/relay/build_module.py``, in ou
    the requested opt level, then ``FuseOps``;
 3. if the entry is then static dataflow (:mod:`relay.backend.graph_executor`) its primitive
    functions are compiled into one kernel library and the graph executor runs it;
-   otherwise (control flow, closures, data types, references, dynamic shapes) the
-   optimized program runs on the reference interpreter until the VM exists.
+   otherwise (control flow, closures, data types, references) the program is compiled to
+   VM code (:mod:`relay.backend.vm`) and its kernels into one library. A program the VM
+   does not run yet (one whose types leave checks to run time) runs on the reference
+   interpreter.
 
 Before step 2 the program cache is asked (:mod:`relay.backend.cache`): a graph program
 built before, in this process or another, is keyed by the text of its typed functions (with
@@ -18,8 +20,9 @@ without running the pipeline, fusion, lowering or compilation; its optimized mod
 made again only if asked for (``exe.module``, ``exe.astext()``, ``exe.interpret``).
 
 An executable is saved with :meth:`Executable.save` as one zip file (the kernel library as a
-shared object, the plan as JSON, the constants as ``.npy`` members, or the program's text
-for interpreted ones) and :func:`load` brings it back in another process without compiling.
+shared object, the graph plan or the VM code as JSON, the constants as ``.npy`` members,
+and the optimized program's text) and :func:`load` brings it back in another process
+without compiling.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,11 +48,14 @@ from relay.backend.graph_executor import (
     flatten_args,
 )
 from relay.backend.target import Target
-from relay.errors import CompileError, ExecutionError
+from relay.errors import CompileError, ExecutionError, TypeCheckError
 from relay.ir.attrs import Attrs
 from relay.ir.expr import Expr, Function, GlobalVar
 from relay.ir.module import Module
 from relay.ir.types import TensorType
+
+if TYPE_CHECKING:
+    from relay.backend.vm import VMExecutor
 
 FORMAT = 1
 
@@ -82,9 +88,10 @@ class Executable:
     """A compiled program: call it on numpy arrays (numpy arrays out); :meth:`save` it and
     :func:`load` it elsewhere.
 
-    ``kind`` is ``"graph"`` (compiled kernels run by the graph executor) or
-    ``"interpreter"`` (a program with control flow, run by the reference interpreter until
-    the VM exists). ``module`` is the optimized program."""
+    ``kind`` is ``"graph"`` (compiled kernels run by the graph executor), ``"vm"`` (control
+    code run by the VM, calling compiled kernels) or ``"interpreter"`` (a program the VM
+    does not run yet, run by the reference interpreter). ``module`` is the optimized
+    program."""
 
     def __init__(
         self,
@@ -93,6 +100,7 @@ class Executable:
         target: Target,
         graph: GraphExecutor | None = None,
         name: str = "",
+        vm: VMExecutor | None = None,
     ) -> None:
         # a program from the program cache has its optimized module made when asked for
         self._module = module if isinstance(module, Module) else None
@@ -100,11 +108,13 @@ class Executable:
         self._entry_name = entry if isinstance(entry, str) else entry.name_hint
         self.target = target
         self.graph = graph
+        self.vm = vm
         self.name = name or f"@{self._entry_name}"
         if graph is not None:
             self._arity = len(graph.plan.param_types)
         else:
             self._arity = len(self.module.functions[self.entry].params)
+        self._entry_func: Function | None = None
         self._flat_params = graph is not None and all(
             isinstance(t, TensorType) for t in graph.plan.param_types
         )
@@ -124,17 +134,24 @@ class Executable:
 
     @property
     def kind(self) -> str:
-        """``"graph"`` or ``"interpreter"``."""
-        return "graph" if self.graph is not None else "interpreter"
+        """``"graph"``, ``"vm"`` or ``"interpreter"``."""
+        if self.graph is not None:
+            return "graph"
+        return "vm" if self.vm is not None else "interpreter"
 
     @property
     def library(self) -> KernelLibrary | None:
-        """The compiled kernels (graph executables)."""
-        return self.graph.library if self.graph is not None else None
+        """The compiled kernels (of graph and VM executables)."""
+        if self.graph is not None:
+            return self.graph.library
+        return self.vm.library if self.vm is not None else None
 
     @property
     def kernels(self) -> list[str]:
-        """The kernels' symbols, in the order the graph calls them first."""
+        """The kernels' symbols, in the order the graph calls them first (for the VM, in the
+        order of its code)."""
+        if self.vm is not None:
+            return self.vm.kernels
         if self.graph is None:
             return []
         return list(dict.fromkeys(s.kernel for s in self.graph.plan.steps if not s.is_alias))
@@ -150,6 +167,8 @@ class Executable:
             raise ExecutionError(f"{self.name} takes {self._arity} arguments, got {len(args)}")
         graph = self.graph
         if graph is None:
+            if self.vm is not None:
+                return self._run_vm(args)
             return self.interpret(*args)
         if self._flat_params:
             result = graph.run_flat(args, self.name)
@@ -160,6 +179,29 @@ class Executable:
 
             compare_with_interpreter(self, args, result)
         return result
+
+    def _run_vm(self, args: tuple[Any, ...]) -> Any:
+        from relay.backend.interpreter.conform import check_arguments
+        from relay.backend.vm.machine import kernel_values
+
+        assert self.vm is not None
+        values = kernel_values(args)
+        try:
+            check_arguments(self._entry_function(), values, self.name)
+        except ExecutionError as err:
+            raise TypeCheckError(err.message, err.span) from None
+        result = self.vm.run(values)
+        if flags.get().checks:
+            from relay.backend.checks import compare_with_interpreter
+
+            compare_with_interpreter(self, args, result)
+        return result
+
+    def _entry_function(self) -> Function:
+        func = self._entry_func
+        if func is None:
+            func = self._entry_func = self.module.functions[self.entry]
+        return func
 
     def profile(self, *args: Any, repeat: int = 10) -> list[tuple[str, float]]:
         """Each kernel call of the graph with its median time in milliseconds, in order."""
@@ -198,12 +240,20 @@ class Executable:
             if self.graph is not None:
                 plan = self.graph.plan
                 meta["plan"] = plan.to_json()
-                meta["kernels"] = library_metadata(self.graph.library)
                 for slot, data in plan.constants.items():
                     z.writestr(f"constants/{slot}.npy", _npy(data))
+            if self.vm is not None:
+                from relay.backend.vm.isa import program_to_json
+
+                meta["vm"] = program_to_json(self.vm.program)
+                for k, data in enumerate(self.vm.program.constants):
+                    z.writestr(f"constants/{k}.npy", _npy(data))
+            library = self.library
+            if library is not None:
+                meta["kernels"] = library_metadata(library)
                 with tempfile.TemporaryDirectory() as tmp:
                     so = Path(tmp) / "kernels.so"
-                    self.graph.library.export(so)
+                    library.export(so)
                     z.write(so, "kernels.so")
             z.writestr("executable.json", json.dumps(meta))
         target = Path(path)
@@ -219,7 +269,9 @@ class Executable:
         return load(path)
 
     def __repr__(self) -> str:
-        what = f"{len(self.kernels)} kernels" if self.graph is not None else "interpreted"
+        what = f"{len(self.kernels)} kernels" if self.kind != "interpreter" else "interpreted"
+        if self.kind == "vm":
+            what = f"VM, {what}"
         return f"<relay Executable {self.name} ({what}, {self.target})>"
 
 
@@ -252,13 +304,14 @@ def load(path: str | os.PathLike[str]) -> Executable:
         t = meta["target"]
         target = Target("llvm", mcpu=t["mcpu"], fast_math=t["fast_math"])
         graph = None
-        if meta["kind"] == "graph":
-            constants = {
-                int(Path(n).stem): np.load(io.BytesIO(z.read(n)), allow_pickle=False)
-                for n in z.namelist()
-                if n.startswith("constants/")
-            }
-            plan = GraphPlan.from_json(meta["plan"], constants)
+        vm = None
+        constants = {
+            int(Path(n).stem): np.load(io.BytesIO(z.read(n)), allow_pickle=False)
+            for n in z.namelist()
+            if n.startswith("constants/")
+        }
+        library = None
+        if "kernels" in meta:
             kernels = kernels_from_metadata(meta["kernels"])
             data = z.read("kernels.so")
             with tempfile.TemporaryDirectory() as tmp:
@@ -266,8 +319,16 @@ def load(path: str | os.PathLike[str]) -> Executable:
                 so.write_bytes(data)
                 lib_module = tvm().runtime.load_module(str(so))
             library = KernelLibrary(kernels, lib_module, "", data)
-            graph = GraphExecutor(plan, library)
-    return Executable(module, entry, target, graph, meta.get("name", ""))
+        if meta["kind"] == "graph":
+            assert library is not None
+            graph = GraphExecutor(GraphPlan.from_json(meta["plan"], constants), library)
+        elif meta["kind"] == "vm":
+            from relay.backend.vm import VMExecutor
+            from relay.backend.vm.isa import program_from_json
+
+            values = [constants[k] for k in range(meta["vm"]["constant_count"])]
+            vm = VMExecutor(program_from_json(meta["vm"], module, values), library)
+    return Executable(module, entry, target, graph, meta.get("name", ""), vm)
 
 
 def build(
@@ -293,19 +354,27 @@ def build(
     optimized = optimize(typed, gv, opt_level)
     gv = optimized.get_global_var(gv.name_hint)
     func = optimized.functions[gv]
+    vm = None
     try:
         graph = build_graph(func, tgt)
     except NotDataflow as why:
-        flags.debug_print(1, f"{name} runs on the interpreter: it has {why}")
+        flags.debug_print(1, f"{name} runs on the VM: it has {why}")
         graph = None
     except CompileError as err:
         if "static shapes" not in err.message:
             raise
-        flags.debug_print(1, f"{name} runs on the interpreter: {err.message}")
+        flags.debug_print(1, f"{name} runs on the VM: {err.message}")
         graph = None
+    if graph is None:
+        from relay.backend.vm import NotCompilable, compile_vm
+
+        try:
+            vm = compile_vm(optimized, gv, tgt)
+        except NotCompilable as why:
+            flags.debug_print(1, f"{name} runs on the interpreter: the VM does not run {why}")
     if key is not None and graph is not None:
         kernel_cache().store_program(key, _program_record(graph))
-    return Executable(optimized, gv, tgt, graph, name)
+    return Executable(optimized, gv, tgt, graph, name, vm)
 
 
 # -- the program cache ----------------------------------------------------------------------------

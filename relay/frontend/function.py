@@ -611,9 +611,9 @@ def run_compiled(
 ) -> object:
     """Run ``gv`` compiled: built with :func:`relay.build` on first use (kept in ``holder``).
 
-    A program the graph executor cannot run (control flow, data types, dynamic shapes: the
-    VM's work) runs on the reference interpreter; so do arguments that do not conform, so
-    that the interpreter's check reports them with the parameter's span."""
+    A program with control flow, data types or closures runs on the VM; one the VM does not
+    run yet (run-time type checks) on the reference interpreter, and so do arguments that
+    do not conform, so that the interpreter's check reports them with the parameter's span."""
     exe = holder.get("executable")
     if exe is None:
         from relay import flags
@@ -627,9 +627,9 @@ def run_compiled(
             flags.debug_print(1, f"{name} runs on the interpreter: {err.message}")
             exe = None
         holder["executable"] = exe or False
-    if exe and exe.kind == "graph":
+    if exe and exe.kind != "interpreter":
         with contextlib.suppress(TypeCheckError):
-            return exe(*values)
+            return to_python(exe(*values), classes)
     return run_global(mod, gv, values, name, classes)
 
 

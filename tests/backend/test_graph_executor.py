@@ -270,7 +270,7 @@ def test_tensor_constants_are_bound_once() -> None:
     np.testing.assert_allclose(exe(xv), xv * c.data + c.data, rtol=1e-6)
 
 
-def test_control_flow_runs_on_the_interpreter() -> None:
+def test_control_flow_runs_on_the_vm() -> None:
     mod = relay.parse(
         """
 def @main(%x: Tensor[(3,), float32], %c: bool) -> Tensor[(3,), float32] {
@@ -278,7 +278,7 @@ def @main(%x: Tensor[(3,), float32], %c: bool) -> Tensor[(3,), float32] {
 }"""
     )
     exe = build(mod)
-    assert exe.kind == "interpreter"
+    assert exe.kind == "vm" and exe.graph is None
     x = rand(3)
     np.testing.assert_array_equal(exe(x, True), -x)
 

@@ -165,10 +165,25 @@ def py(value: Any) -> Any:
     raise AssertionError(f"unexpected value {value!r}")
 
 
-def run(main: str, *args: object) -> Any:
-    """Parse the prelude followed by ``main`` (a ``def @main``), interpret it, return ``py(result)``."""
+def run(main: str, *args: object, compiled: bool = True) -> Any:
+    """Parse the prelude followed by ``main`` (a ``def @main``), interpret it, return
+    ``py(result)``; the compiled program (the VM) must give the same value (unless not
+    ``compiled``: a program whose types are ambiguous runs on the interpreter only)."""
     mod = relay.parse(prelude_text() + "\n" + main)
-    return py(relay.interpret(mod, *args))
+    result = py(relay.interpret(mod, *args))
+    if not compiled:
+        return result
+    compiled_result = py(relay.build(mod)(*args))
+    assert _same(compiled_result, result), (compiled_result, result)
+    return result
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    if isinstance(a, tuple | list):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    return bool(a == b)
 
 
 def rtext(items: Sequence[int]) -> str:
@@ -375,7 +390,8 @@ def test_nth_update(xs: list[int], data: st.DataObject) -> None:
 
 def test_length_text() -> None:
     assert run(f"def @main() -> int32 {{ @length({rtext([1, 2, 3, 4])}) }}") == 4
-    assert run("def @main() -> int32 { @length(Nil) }") == 0
+    # Nil's element type is left open: relay.build's type checker rejects it
+    assert run("def @main() -> int32 { @length(Nil) }", compiled=False) == 0
 
 
 @given(xs=INT_LISTS)

@@ -1,0 +1,368 @@
+"""The VM's interpreter loop.
+
+A :class:`VirtualMachine` runs a :class:`~relay.backend.vm.isa.VMProgram` whose kernels
+are loaded (a :class:`~relay.backend.compiler.KernelLibrary`). Before the first run the
+program is *linked*: every instruction becomes a tuple holding what it needs directly (the
+kernel's function, its outputs' shapes and dtypes, its constant inputs, the callee's code),
+so the loop does no lookups. Frames are Python lists of registers, made from a per-function
+template that already holds the function's constants; calls push ``(code, pc, registers,
+destination)`` on an explicit stack (a Python list), so recursion depth is bounded by memory
+(``max_stack_depth``), not by Python's recursion limit; tail calls replace the frame.
+
+**Storage.** A kernel's outputs come from a pool of buffers per shape and dtype. A buffer
+is free when nothing but the pool refers to it (its reference count says so, as in the
+graph executor's result recycling): the registers that held it have been overwritten or
+killed (:func:`relay.backend.vm.codegen._insert_kills`), the frame that held it has
+returned, and the caller has dropped any result that was it. A loop therefore cycles
+through a few buffers per shape and allocates nothing after its first iterations. Each
+thread has its own machine (and pool).
+
+Values are those of the reference interpreter (numpy arrays, tuples,
+:class:`~relay.backend.interpreter.values.ConstructorValue`,
+:class:`~relay.backend.interpreter.values.RefValue`) except closures, which are
+:class:`VMClosure` (callable from Python).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from relay.backend.compiler import KernelLibrary
+from relay.backend.interpreter.values import ConstructorValue, RefValue, format_value
+from relay.backend.runtime import aligned_empty, numpy_dtype
+from relay.backend.vm.isa import Opcode, VMProgram
+from relay.errors import ExecutionError
+
+DEFAULT_MAX_STACK_DEPTH = 1_000_000
+"""The default bound on pending calls (each frame costs about 100 bytes plus its registers)."""
+
+POOL_DEPTH = 8
+"""Buffers kept per shape and dtype; beyond that, kernel outputs are plain allocations."""
+
+# the opcodes as plain ints for the loop
+_INVOKE = int(Opcode.INVOKE)
+_MOVE = int(Opcode.MOVE)
+_FIELD = int(Opcode.FIELD)
+_IF = int(Opcode.IF)
+_JUMP = int(Opcode.JUMP)
+_TAIL_CALL = int(Opcode.TAIL_CALL)
+_CALL = int(Opcode.CALL)
+_RET = int(Opcode.RET)
+_TAG_IS = int(Opcode.TAG_IS)
+_TUPLE = int(Opcode.TUPLE)
+_ADT = int(Opcode.ADT)
+_CLOSURE = int(Opcode.CLOSURE)
+_INVOKE_CLOSURE = int(Opcode.INVOKE_CLOSURE)
+_TAIL_INVOKE_CLOSURE = int(Opcode.TAIL_INVOKE_CLOSURE)
+_RESHAPE = int(Opcode.RESHAPE)
+_INVOKE_REF = int(Opcode.INVOKE_REF)
+_REF = int(Opcode.REF)
+_REF_READ = int(Opcode.REF_READ)
+_REF_WRITE = int(Opcode.REF_WRITE)
+_KILL = int(Opcode.KILL)
+_FAIL = int(Opcode.FAIL)
+_INVOKE_MANY = 100  # an invoke with several outputs or run-time checks (linked form only)
+
+
+class VMClosure:
+    """A function value of the VM: a function's code and the values it captured. Calling it
+    from Python runs it on the VM that made it."""
+
+    __slots__ = ("captured", "function", "machine")
+
+    def __init__(self, function: _Linked, captured: tuple[Any, ...], machine: VirtualMachine):
+        self.function = function
+        self.captured = captured
+        self.machine = machine
+
+    def __call__(self, *args: Any) -> Any:
+        from relay.backend.interpreter.values import to_value
+
+        return self.machine.call_closure(self, [to_value(a) for a in args])
+
+    def __repr__(self) -> str:
+        return f"<vm closure {self.function.name}>"
+
+
+class _Linked:
+    """A function ready to run: its code in linked form and its frame template."""
+
+    __slots__ = ("arity", "code", "name", "num_captured", "template")
+
+    def __init__(self, name: str, arity: int, num_captured: int, num_registers: int) -> None:
+        self.name = name
+        self.arity = arity
+        self.num_captured = num_captured
+        self.template: list[Any] = [None] * num_registers
+        self.code: list[tuple[Any, ...]] = []
+
+
+class VirtualMachine:
+    """Runs a program (see the module docstring); one per thread."""
+
+    def __init__(
+        self,
+        program: VMProgram,
+        library: KernelLibrary | None,
+        max_stack_depth: int = DEFAULT_MAX_STACK_DEPTH,
+    ) -> None:
+        self.program = program
+        self.library = library
+        self.max_stack_depth = max_stack_depth
+        self._pools: dict[tuple[tuple[int, ...], str], list[Any]] = {}
+        self.allocations = 0
+        """Kernel outputs allocated afresh (not taken from the pool), for tests and tools."""
+        self._interp: Any = None
+        self.functions = [
+            _Linked(f.name, f.arity, f.num_captured, f.num_registers) for f in program.functions
+        ]
+        for f, linked in zip(program.functions, self.functions, strict=True):
+            for r, k in f.constants.items():
+                linked.template[r] = program.constants[k]
+            for r, g in f.globals.items():
+                linked.template[r] = VMClosure(self.functions[g], (), self)
+        for f, linked in zip(program.functions, self.functions, strict=True):
+            linked.code = [self._link(ins) for ins in f.code]
+
+    # -- linking ----------------------------------------------------------------------------------
+
+    def _pool(self, shape: tuple[int, ...], dtype: str) -> list[Any]:
+        return self._pools.setdefault((shape, dtype), [])
+
+    def _link(self, ins: tuple[Any, ...]) -> tuple[Any, ...]:
+        op = ins[0]
+        prog = self.program
+        if op == Opcode.INVOKE:
+            index, args, outs = ins[1:]
+            call = prog.kernels[index]
+            assert self.library is not None
+            kernel = self.library.kernels[call.symbol]
+            extra = tuple(np.ascontiguousarray(c) for c in kernel.constants)
+            specs = tuple(
+                (shape, numpy_dtype(dtype), self._pool(shape, dtype) if 0 not in shape else None)
+                for shape, dtype in call.outputs
+            )
+            if len(outs) == 1 and not kernel.checks:
+                shape, dtype, pool = specs[0]
+                return (_INVOKE, kernel.func, args, shape, dtype, pool, outs[0], extra)
+            flags = [aligned_empty((1,), np.int32) for _ in kernel.checks]
+            return (_INVOKE_MANY, kernel, args, specs, outs, extra, flags)
+        if op == Opcode.TAG_IS:
+            return (_TAG_IS, ins[1], prog.constructors[ins[2]].tag, ins[3])
+        if op in (Opcode.CALL, Opcode.CLOSURE):
+            return (int(op), ins[1], self.functions[ins[2]], ins[3])
+        if op == Opcode.TAIL_CALL:
+            return (_TAIL_CALL, self.functions[ins[1]], ins[2])
+        if op == Opcode.ADT:
+            return (_ADT, ins[1], prog.constructors[ins[2]], ins[3])
+        if op == Opcode.INVOKE_REF:
+            from relay.backend.interpreter.values import Closure
+
+            return (_INVOKE_REF, Closure(prog.references[ins[1]]), ins[2], ins[3])
+        if op == Opcode.FAIL:
+            message, span = prog.messages[ins[1]]
+            return (_FAIL, message, span, ins[2])
+        return (int(op), *ins[1:])
+
+    # -- running ----------------------------------------------------------------------------------
+
+    def run(self, args: Sequence[Any]) -> Any:
+        """Call the entry function on ``args`` (run-time values)."""
+        return self._execute(self.functions[self.program.entry], list(args))
+
+    def call_closure(self, closure: VMClosure, args: list[Any]) -> Any:
+        """Call ``closure`` on ``args`` (run-time values)."""
+        f = closure.function
+        if len(args) + f.num_captured != f.arity:
+            raise ExecutionError(
+                f"{f.name} takes {f.arity - f.num_captured} arguments, got {len(args)}"
+            )
+        return self._execute(f, [*closure.captured, *args])
+
+    def _interpreter(self) -> Any:
+        if self._interp is None:
+            from relay.backend.interpreter import Interpreter
+
+            self._interp = Interpreter()
+        return self._interp
+
+    def _execute(self, f: _Linked, args: list[Any]) -> Any:
+        regs = f.template.copy()
+        regs[: len(args)] = args
+        code = f.code
+        pc = 0
+        stack: list[tuple[Any, int, list[Any], int]] = []
+        max_depth = self.max_stack_depth
+        getrefcount = sys.getrefcount
+        empty = np.empty
+        while True:
+            ins = code[pc]
+            pc += 1
+            op = ins[0]
+            if op == _INVOKE:
+                _, func, a, shape, dtype, pool, dst, extra = ins
+                if pool is None:
+                    out = aligned_empty(shape, dtype)
+                else:
+                    for out in pool:
+                        if getrefcount(out) == 3:  # the pool, `out` and the argument
+                            break
+                    else:
+                        out = empty(shape, dtype)
+                        self.allocations += 1
+                        if len(pool) < POOL_DEPTH:
+                            pool.append(out)
+                func(*[regs[i] for i in a], *extra, out)
+                regs[dst] = out
+            elif op == _FIELD:
+                regs[ins[1]] = (
+                    regs[ins[2]][ins[3]]
+                    if type(regs[ins[2]]) is tuple
+                    else regs[ins[2]].fields[ins[3]]
+                )
+            elif op == _MOVE:
+                regs[ins[1]] = regs[ins[2]]
+            elif op == _IF:
+                if not regs[ins[1]]:
+                    pc = ins[2]
+            elif op == _TAIL_CALL:
+                f = ins[1]
+                new = f.template.copy()
+                new[: f.arity] = [regs[i] for i in ins[2]]
+                regs = new
+                code = f.code
+                pc = 0
+            elif op == _RET:
+                value = regs[ins[1]]
+                if not stack:
+                    return value
+                code, pc, regs, dst = stack.pop()
+                regs[dst] = value
+            elif op == _JUMP:
+                pc = ins[1]
+            elif op == _TAG_IS:
+                if regs[ins[1]].constructor.tag != ins[2]:
+                    pc = ins[3]
+            elif op == _CALL:
+                if len(stack) >= max_depth:
+                    raise self._overflow()
+                stack.append((code, pc, regs, ins[1]))
+                f = ins[2]
+                new = f.template.copy()
+                new[: f.arity] = [regs[i] for i in ins[3]]
+                regs = new
+                code = f.code
+                pc = 0
+            elif op == _TAIL_INVOKE_CLOSURE:
+                closure = regs[ins[1]]
+                if type(closure) is not VMClosure:
+                    raise ExecutionError(f"cannot call {format_value(closure, 80)} here")
+                f = closure.function
+                new = f.template.copy()
+                new[: f.arity] = [*closure.captured, *[regs[i] for i in ins[2]]]
+                regs = new
+                code = f.code
+                pc = 0
+            elif op == _INVOKE_CLOSURE:
+                closure = regs[ins[2]]
+                if type(closure) is not VMClosure:
+                    raise ExecutionError(f"cannot call {format_value(closure, 80)} here")
+                if len(stack) >= max_depth:
+                    raise self._overflow()
+                stack.append((code, pc, regs, ins[1]))
+                f = closure.function
+                new = f.template.copy()
+                new[: f.arity] = [*closure.captured, *[regs[i] for i in ins[3]]]
+                regs = new
+                code = f.code
+                pc = 0
+            elif op == _TUPLE:
+                regs[ins[1]] = tuple([regs[i] for i in ins[2]])
+            elif op == _ADT:
+                regs[ins[1]] = ConstructorValue(ins[2], tuple([regs[i] for i in ins[3]]))
+            elif op == _CLOSURE:
+                regs[ins[1]] = VMClosure(ins[2], tuple([regs[i] for i in ins[3]]), self)
+            elif op == _RESHAPE:
+                regs[ins[1]] = regs[ins[2]].reshape(ins[3])
+            elif op == _KILL:
+                for r in ins[1]:
+                    regs[r] = None
+            elif op == _INVOKE_MANY:
+                _, kernel, a, specs, dsts, extra, flags = ins
+                outs = [self._alloc(shape, dtype, pool) for shape, dtype, pool in specs]
+                kernel.func(*[regs[i] for i in a], *extra, *outs, *flags)
+                if flags:
+                    kernel.raise_failed(flags)
+                for r, o in zip(dsts, outs, strict=True):
+                    regs[r] = o
+            elif op == _INVOKE_REF:
+                regs[ins[3]] = self._interpreter().call(ins[1], [regs[i] for i in ins[2]])
+            elif op == _REF:
+                regs[ins[1]] = RefValue(regs[ins[2]])
+            elif op == _REF_READ:
+                regs[ins[1]] = regs[ins[2]].value
+            elif op == _REF_WRITE:
+                regs[ins[2]].value = regs[ins[3]]
+                regs[ins[1]] = ()
+            elif op == _FAIL:
+                raise ExecutionError(
+                    f"{ins[1]} the value {format_value(regs[ins[3]], 200)}", ins[2]
+                )
+            else:  # pragma: no cover - the linker makes no other opcode
+                raise AssertionError(f"unknown opcode {op}")
+
+    def _alloc(self, shape: tuple[int, ...], dtype: Any, pool: list[Any] | None) -> Any:
+        if pool is None:
+            return aligned_empty(shape, dtype)
+        for out in pool:
+            if sys.getrefcount(out) == 3:
+                return out
+        out = np.empty(shape, dtype)
+        self.allocations += 1
+        if len(pool) < POOL_DEPTH:
+            pool.append(out)
+        return out
+
+    def _overflow(self) -> ExecutionError:
+        return ExecutionError(
+            f"stack overflow: more than {self.max_stack_depth} nested calls (unbounded recursion?)"
+        )
+
+
+def kernel_values(args: Sequence[Any]) -> list[Any]:
+    """Arguments as run-time values that kernels can take: numpy arrays a kernel cannot
+    read as they are (:func:`relay.backend.runtime.passable`), in tuples and constructor
+    values too, are copied (a constructor value is rebuilt only when a field changes)."""
+    from relay.backend.interpreter.values import to_value
+
+    return [_kernel_value(to_value(a)) for a in args]
+
+
+def _kernel_value(v: Any) -> Any:
+    from relay.backend.runtime import as_kernel_array, passable
+
+    if type(v) is np.ndarray:
+        return v if v.size and passable(v) else as_kernel_array(v)
+    if type(v) is tuple:
+        return tuple(_kernel_value(x) for x in v)
+    if type(v) is ConstructorValue:
+        # a long list is a chain of constructor values: walk it without recursion
+        chain = []
+        node: Any = v
+        while type(node) is ConstructorValue:
+            chain.append(node)
+            node = node.fields[-1] if node.fields else None
+        rebuilt: Any = None
+        for c in reversed(chain):
+            fields = list(c.fields)
+            for k in range(len(fields)):
+                last_link = k == len(fields) - 1 and type(fields[k]) is ConstructorValue
+                fields[k] = rebuilt if last_link else _kernel_value(fields[k])
+            same = all(a is b for a, b in zip(fields, c.fields, strict=True))
+            rebuilt = c if same else ConstructorValue(c.constructor, tuple(fields))
+        return rebuilt
+    return v
