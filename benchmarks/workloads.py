@@ -15,7 +15,9 @@ relay time's ratio to each peer: above 1 means relay is faster) and workloads.js
 plot (workloads.png) when matplotlib is installed.
 
 Peers are optional: ``pip install -e .[bench]`` installs JAX (jit) and PyTorch (eager).
-Relay programs with control flow (rnn_loop) run on the interpreter until the VM exists.
+Relay programs with control flow (rnn_loop, tree_rnn) run on the VM; for those the table
+also gives the VM's own cost per instruction executed (its run time less its kernels',
+over the instructions it ran; see ``relay.backend.vm.VMExecutor.profile``).
 """
 
 from __future__ import annotations
@@ -174,6 +176,41 @@ def rnn_ref(xs: np.ndarray, w: np.ndarray, u: np.ndarray, b: np.ndarray) -> np.n
     return h
 
 
+TREE_LEAVES = 32  # as in recursive.py
+TREE_HIDDEN = 128
+
+
+def tree_inputs() -> Inputs:
+    r = _rng(8)
+    n, h = TREE_LEAVES, TREE_HIDDEN
+    return (
+        r.standard_normal((n, h)).astype(np.float32),
+        (r.standard_normal((h, h)) / 12).astype(np.float32),
+        (r.standard_normal((h, h)) / 12).astype(np.float32),
+        (r.standard_normal(h) / 4).astype(np.float32),
+    )
+
+
+def tree_with(tanh: Callable[[Any], Any]) -> Callable[..., Any]:
+    """tree_rnn written with ``tanh`` (numpy's, JAX's or PyTorch's): a recursive network over
+    a complete binary tree whose leaves are the rows of ``xs``."""
+
+    def tree(xs: Any, w: Any, u: Any, b: Any) -> Any:
+        def node(lo: int, hi: int) -> Any:
+            if hi - lo == 1:
+                return tanh(w @ xs[lo] + b)
+            mid = (lo + hi) // 2
+            return tanh(u @ (node(lo, mid) + node(mid, hi)) + b)
+
+        return node(0, TREE_LEAVES)
+
+    return tree
+
+
+def tree_ref(xs: np.ndarray, w: np.ndarray, u: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return tree_with(np.tanh)(*(a.astype(np.float64) for a in (xs, w, u, b)))  # type: ignore[no-any-return]
+
+
 def gts_inputs() -> Inputs:
     r = _rng(5)
     return (
@@ -268,6 +305,8 @@ def relay_programs() -> dict[str, Callable[..., Any]]:
             h = np.tanh(w @ xs[t] + u @ h + b)
         return h
 
+    from recursive import tree_rnn
+
     @relay
     def tanh_sum(w, x):  # type: ignore[no-untyped-def]
         return np.sum(np.tanh(w @ x))
@@ -295,6 +334,7 @@ def relay_programs() -> dict[str, Callable[..., Any]]:
         "mlp_infer_b128": mlp_infer,
         "conv_block": conv_block,
         "rnn_loop": rnn_loop,
+        "tree_rnn": tree_rnn,
         "grad_tanh_sum": grad_w,
         "hvp_tanh_sum": hvp,
         "matmul_1024": matmul_1024,
@@ -366,6 +406,7 @@ def numpy_programs() -> dict[str, Callable[..., Any]]:
         "mlp_infer_b128": mlp_fwd,
         "conv_block": conv,
         "rnn_loop": rnn,
+        "tree_rnn": tree_with(np.tanh),
         "grad_tanh_sum": grad_w,
         "hvp_tanh_sum": hvp,
         "matmul_1024": lambda a, b: a @ b,
@@ -419,6 +460,7 @@ def jax_programs() -> dict[str, Callable[..., Any]]:
         "mlp_infer_b128": mlp_fwd,
         "conv_block": conv,
         "rnn_loop": rnn,
+        "tree_rnn": tree_with(jnp.tanh),
         "grad_tanh_sum": grad_w,
         "hvp_tanh_sum": hvp,
         "matmul_1024": lambda a, b: a @ b,
@@ -488,6 +530,7 @@ def torch_programs() -> dict[str, Callable[..., Any]]:
         "mlp_infer_b128": mlp_fwd,
         "conv_block": conv,
         "rnn_loop": rnn,
+        "tree_rnn": tree_with(torch.tanh),
         "grad_tanh_sum": grad_w,
         "hvp_tanh_sum": hvp,
         "matmul_1024": lambda a, b: a @ b,
@@ -540,6 +583,7 @@ WORKLOADS = [
     ),
     Workload("conv_block", conv_inputs, conv_ref, 1e-4, 1e-4, 2 * 2 * 64 * 64 * 9 * 56 * 56),
     Workload("rnn_loop", rnn_inputs, rnn_ref, 1e-4, 1e-4),
+    Workload("tree_rnn", tree_inputs, tree_ref, 1e-4, 1e-4),
     Workload("grad_tanh_sum", gts_inputs, gts_grad_ref, 1e-4, 1e-5),
     Workload("hvp_tanh_sum", hvp_inputs, gts_hvp_ref, 1e-3, 1e-4),
     Workload("matmul_1024", mm_inputs, mm_ref, 1e-4, 2e-3, 2 * 1024**3),
@@ -623,8 +667,12 @@ def measure(workload: str, framework: str, runs: int) -> dict[str, Any]:
             c = f._compiled_for(args)
             compiled = c.runtime.get("executable")
             result["kind"] = compiled.kind if compiled else "interpreter"
-            if compiled and compiled.kind == "graph":
+            if compiled and compiled.kind in ("graph", "vm"):
                 result["kernels"] = len(compiled.kernels)
+            if compiled and compiled.kind == "vm":
+                prof = compiled.vm.profile(list(args), repeat=max(5, len(times) // 2))
+                result["vm_instructions"] = prof.instructions
+                result["vm_us_per_instruction"] = prof.per_instruction_us
     return result
 
 
@@ -745,7 +793,14 @@ def write_results(results: dict[str, dict[str, Any]], frameworks: list[str]) -> 
             row.append(f"{r['first_ms']:.0f} / {r.get('first_warm_ms') or 0:.0f}")
             row.append(f"{r['peak_mb']:.0f}")
             kind = r.get("kind", "?")
-            row.append(f"{kind} ({r['kernels']} kernels)" if "kernels" in r else kind)
+            if "vm_us_per_instruction" in r:
+                kind += (
+                    f" ({r['kernels']} kernels; {r['vm_instructions']} instructions, "
+                    f"{r['vm_us_per_instruction']:.2f} us each)"
+                )
+            elif "kernels" in r:
+                kind += f" ({r['kernels']} kernels)"
+            row.append(kind)
         else:
             row += ["-", "-", "-"]
         lines.append("| " + " | ".join(row) + " |")

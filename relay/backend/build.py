@@ -101,6 +101,7 @@ class Executable:
         graph: GraphExecutor | None = None,
         name: str = "",
         vm: VMExecutor | None = None,
+        signature: Function | None = None,
     ) -> None:
         # a program from the program cache has its optimized module made when asked for
         self._module = module if isinstance(module, Module) else None
@@ -112,9 +113,13 @@ class Executable:
         self.name = name or f"@{self._entry_name}"
         if graph is not None:
             self._arity = len(graph.plan.param_types)
+        elif vm is not None:
+            self._arity = len(vm.program.functions[vm.program.entry].params)
         else:
             self._arity = len(self.module.functions[self.entry].params)
-        self._entry_func: Function | None = None
+        # the function whose parameters the VM's arguments are checked against (the entry
+        # before optimization will do: it has the same parameters)
+        self._entry_func: Function | None = signature
         self._flat_params = graph is not None and all(
             isinstance(t, TensorType) for t in graph.plan.param_types
         )
@@ -372,8 +377,8 @@ def build(
             vm = compile_vm(optimized, gv, tgt)
         except NotCompilable as why:
             flags.debug_print(1, f"{name} runs on the interpreter: the VM does not run {why}")
-    if key is not None and graph is not None:
-        kernel_cache().store_program(key, _program_record(graph))
+    if key is not None and (graph is not None or vm is not None):
+        kernel_cache().store_program(key, _program_record(graph, vm))
     return Executable(optimized, gv, tgt, graph, name, vm)
 
 
@@ -400,15 +405,25 @@ def _program_key(mod: Module, entry: GlobalVar, target: Target, opt_level: int) 
     return program_key(f"{entry.name_hint}\n{text}", target, opt_level)
 
 
-def _program_record(graph: GraphExecutor) -> dict[str, Any]:
-    """What the program cache stores: the plan, its constants and the library's key."""
+def _program_record(graph: GraphExecutor | None, vm: VMExecutor | None) -> dict[str, Any]:
+    """What the program cache stores: the graph plan or the VM code, the constants and the
+    library's key."""
     from relay.backend.cache import array_json
 
-    plan = graph.plan
+    if graph is not None:
+        plan = graph.plan
+        return {
+            "plan": plan.to_json(),
+            "constants": {str(slot): array_json(data) for slot, data in plan.constants.items()},
+            "library": graph.library.key,
+        }
+    from relay.backend.vm.isa import program_to_json
+
+    assert vm is not None
     return {
-        "plan": plan.to_json(),
-        "constants": {str(slot): array_json(data) for slot, data in plan.constants.items()},
-        "library": graph.library.key,
+        "vm": program_to_json(vm.program),
+        "constants": {str(k): array_json(data) for k, data in enumerate(vm.program.constants)},
+        "library": vm.library.key if vm.library is not None else None,
     }
 
 
@@ -423,13 +438,23 @@ def _cached_program(
     record = cache.lookup_program(key)
     if record is None:
         return None
+    graph = vm = None
     try:
-        library = cache.lookup(record["library"])
-        if library is None:
-            return None
+        library = None
+        if record["library"] is not None:
+            library = cache.lookup(record["library"])
+            if library is None:
+                return None
         constants = {int(k): array_from_json(v) for k, v in record["constants"].items()}
-        plan = GraphPlan.from_json(record["plan"], constants)
-        graph = GraphExecutor(plan, library)
+        if "vm" in record:
+            from relay.backend.vm import VMExecutor
+            from relay.backend.vm.isa import program_from_json
+
+            values = [constants[k] for k in range(len(constants))]
+            vm = VMExecutor(program_from_json(record["vm"], typed, values), library)
+        else:
+            assert library is not None
+            graph = GraphExecutor(GraphPlan.from_json(record["plan"], constants), library)
     except Exception as err:  # a stale or damaged record is a miss
         flags.debug_print(1, f"program cache entry {key[:12]} does not load ({err})")
         return None
@@ -438,7 +463,7 @@ def _cached_program(
         return optimize(typed, gv, opt_level)
 
     cache.program_hits += 1
-    return Executable(module, gv.name_hint, target, graph, name)
+    return Executable(module, gv.name_hint, target, graph, name, vm, typed.functions[gv])
 
 
 def _entry_of(program: Any, entry: str) -> tuple[Module, GlobalVar, str]:

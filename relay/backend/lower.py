@@ -57,7 +57,7 @@ def static_shape(ty: TensorType) -> tuple[int, ...]:
         if not isinstance(d, int):
             raise CompileError(
                 f"compiled kernels need static shapes; {ty} has a dimension known only at run "
-                "time (programs with dynamic shapes run on the interpreter until the VM exists)"
+                "time (the VM runs such functions with their operators' references)"
             )
         out.append(d)
     return tuple(out)

@@ -576,7 +576,7 @@ def fast_call(
     fast: dict[tuple[object, ...], _Any], args: tuple[object, ...]
 ) -> tuple[bool, object]:
     """The call's fast path: ``(True, result)`` when arrays of these dtypes and shapes ran
-    compiled before (``fast`` maps their ``(dtype, shape)`` to the graph executable), else
+    compiled before (``fast`` maps their ``(dtype, shape)`` to the executable's runner), else
     ``(False, None)`` and the caller takes the full path (specialisation, conversions)."""
     try:
         key = tuple([(a.dtype, a.shape) for a in args])  # type: ignore[attr-defined]
@@ -595,10 +595,10 @@ def remember_fast(
     fast: dict[tuple[object, ...], _Any], holder: dict[str, _Any], args: tuple[object, ...]
 ) -> None:
     """After a full call: arguments that are all numpy arrays take the fast path next time
-    when the program ran on the graph executor (kept in ``holder`` by :func:`run_compiled`)."""
-    exe = holder.get("executable")
-    if exe and exe.kind == "graph" and all(type(a) is np.ndarray for a in args):
-        fast[tuple([(a.dtype, a.shape) for a in args])] = exe  # type: ignore[attr-defined]
+    when the program ran compiled (the runner kept in ``holder`` by :func:`run_compiled`)."""
+    runner = holder.get("fast")
+    if runner is not None and all(type(a) is np.ndarray for a in args):
+        fast[tuple([(a.dtype, a.shape) for a in args])] = runner  # type: ignore[attr-defined]
 
 
 def run_compiled(
@@ -627,6 +627,14 @@ def run_compiled(
             flags.debug_print(1, f"{name} runs on the interpreter: {err.message}")
             exe = None
         holder["executable"] = exe or False
+        if exe and exe.kind == "graph":
+            holder["fast"] = exe
+        elif exe and exe.kind == "vm":
+
+            def run_vm(*args: object) -> object:
+                return to_python(exe(*args), classes)
+
+            holder["fast"] = run_vm
     if exe and exe.kind != "interpreter":
         with contextlib.suppress(TypeCheckError):
             return to_python(exe(*values), classes)

@@ -119,18 +119,44 @@ w = np.full((5, 4), 0.25, np.float32)
 out = f(x, w)
 kernel_cache().flush()
 c = kernel_cache()
-print(c.program_hits, c.misses, float(out.sum()))
+print(c.program_hits, c.misses, float(out.sum()), f._compiled_for((x, w)).runtime["executable"].kind)
 """
 
 
-def test_a_second_process_compiles_and_optimizes_nothing(cache_dir: Path, tmp_path: Path) -> None:
+LOOP_CALLER = """
+import numpy as np, relay
+from relay.backend.cache import kernel_cache
+
+@relay
+def f(x, w):
+    h = np.zeros(5, np.float32)
+    for _ in range(15):
+        h = np.tanh(relay.nn.dense(x, w)).sum(axis=0) * 2.0 / 3.0 + h * 0.0
+    return h
+
+x = np.ones((3, 4), np.float32)
+w = np.full((5, 4), 0.25, np.float32)
+out = f(x, w)
+kernel_cache().flush()
+c = kernel_cache()
+print(c.program_hits, c.misses, float(out.sum()), f._compiled_for((x, w)).runtime["executable"].kind)
+"""
+
+
+@pytest.mark.parametrize("caller", [CALLER, LOOP_CALLER], ids=["graph", "vm"])
+def test_a_second_process_compiles_and_optimizes_nothing(
+    cache_dir: Path, tmp_path: Path, caller: str
+) -> None:
     env = {**os.environ, "RELAY_CACHE_DIR": str(cache_dir), "RELAY_CACHE": "1"}
     script = tmp_path / "caller.py"  # @relay reads the function's source from its file
-    script.write_text(CALLER)
+    script.write_text(caller)
     run = [sys.executable, str(script)]
     first = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout.split()
     second = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout.split()
     assert first[:2] == ["0", "1"]  # compiled
     assert second[:2] == ["1", "0"]  # a program hit: no library lookup missed
     assert first[2] == second[2]
-    assert float(first[2]) == pytest.approx(np.tanh(1.0) * 2 * 15, rel=1e-6)
+    assert first[3] == second[3] == ("graph" if caller is CALLER else "vm")
+    # 15 outputs of 2 tanh(1); the loop's 5 outputs are 3 tanh(1) * 2 / 3
+    want = 30 if caller is CALLER else 10
+    assert float(first[2]) == pytest.approx(np.tanh(1.0) * want, rel=1e-6)

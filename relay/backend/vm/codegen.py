@@ -389,6 +389,9 @@ class _FunctionCode:
     def block(self, e: Expr, tail: bool) -> int:
         """Emit ``e`` (a let chain); in tail position it returns, else its register."""
         while isinstance(e, Let):
+            if tail and e.body is e.var:  # `let %x = v; %x` in tail position: v is
+                e = e.value
+                break
             self.bind(e.var, e.value)
             e = e.body
         if not tail:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,17 @@ _FAIL = int(Opcode.FAIL)
 _INVOKE_MANY = 100  # an invoke with several outputs or run-time checks (linked form only)
 
 
+def _getter(registers: tuple[int, ...]) -> Any:
+    """A function taking a frame to the tuple of the values of ``registers`` (an
+    ``operator.itemgetter``, which builds the tuple in C)."""
+    if len(registers) >= 2:
+        return itemgetter(*registers)
+    if len(registers) == 1:
+        (r,) = registers
+        return lambda regs: (regs[r],)
+    return lambda regs: ()
+
+
 class VMClosure:
     """A function value of the VM: a function's code and the values it captured. Calling it
     from Python runs it on the VM that made it."""
@@ -86,6 +98,39 @@ class VMClosure:
 
     def __repr__(self) -> str:
         return f"<vm closure {self.function.name}>"
+
+
+class _Counting(list):  # type: ignore[type-arg]
+    """A function's linked code that counts the instructions fetched (profiling only)."""
+
+    def __init__(self, code: list[Any], names: list[str], counts: dict[str, int]) -> None:
+        super().__init__(code)
+        self.names = names
+        self.counts = counts
+
+    def __getitem__(self, pc: Any) -> Any:
+        name = self.names[pc]
+        self.counts[name] = self.counts.get(name, 0) + 1
+        return super().__getitem__(pc)
+
+
+def _timed(kernel: Any, times: dict[str, float], calls: dict[str, int]) -> Any:
+    """A copy of ``kernel`` whose calls add their time and count to ``times`` and ``calls``."""
+    import copy
+    import time
+
+    func = kernel.func
+    name = kernel.name
+
+    def timed(*args: Any) -> None:
+        start = time.perf_counter()
+        func(*args)
+        times[name] = times.get(name, 0.0) + time.perf_counter() - start
+        calls[name] = calls.get(name, 0) + 1
+
+    out = copy.copy(kernel)
+    out.func = timed
+    return out
 
 
 class _Linked:
@@ -109,8 +154,14 @@ class VirtualMachine:
         program: VMProgram,
         library: KernelLibrary | None,
         max_stack_depth: int = DEFAULT_MAX_STACK_DEPTH,
+        profile: bool = False,
     ) -> None:
         self.program = program
+        # profiling (VMExecutor.profile): kernels timed, instructions counted
+        self.profiling = profile
+        self.kernel_time: dict[str, float] = {}
+        self.kernel_calls: dict[str, int] = {}
+        self.opcode_counts: dict[str, int] = {}
         self.library = library
         self.max_stack_depth = max_stack_depth
         self._pools: dict[tuple[tuple[int, ...], str], list[Any]] = {}
@@ -127,6 +178,10 @@ class VirtualMachine:
                 linked.template[r] = VMClosure(self.functions[g], (), self)
         for f, linked in zip(program.functions, self.functions, strict=True):
             linked.code = [self._link(ins) for ins in f.code]
+            if profile:
+                linked.code = _Counting(
+                    linked.code, [Opcode(i[0]).name.lower() for i in f.code], self.opcode_counts
+                )  # type: ignore[assignment]
 
     # -- linking ----------------------------------------------------------------------------------
 
@@ -141,6 +196,8 @@ class VirtualMachine:
             call = prog.kernels[index]
             assert self.library is not None
             kernel = self.library.kernels[call.symbol]
+            if self.profiling:
+                kernel = _timed(kernel, self.kernel_time, self.kernel_calls)
             extra = tuple(np.ascontiguousarray(c) for c in kernel.constants)
             specs = tuple(
                 (shape, numpy_dtype(dtype), self._pool(shape, dtype) if 0 not in shape else None)
@@ -148,17 +205,23 @@ class VirtualMachine:
             )
             if len(outs) == 1 and not kernel.checks:
                 shape, dtype, pool = specs[0]
-                return (_INVOKE, kernel.func, args, shape, dtype, pool, outs[0], extra)
+                return (_INVOKE, kernel.func, _getter(args), shape, dtype, pool, outs[0], extra)
             flags = [aligned_empty((1,), np.int32) for _ in kernel.checks]
-            return (_INVOKE_MANY, kernel, args, specs, outs, extra, flags)
+            return (_INVOKE_MANY, kernel, _getter(args), specs, outs, extra, flags)
         if op == Opcode.TAG_IS:
             return (_TAG_IS, ins[1], prog.constructors[ins[2]].tag, ins[3])
         if op in (Opcode.CALL, Opcode.CLOSURE):
-            return (int(op), ins[1], self.functions[ins[2]], ins[3])
+            return (int(op), ins[1], self.functions[ins[2]], _getter(ins[3]))
         if op == Opcode.TAIL_CALL:
-            return (_TAIL_CALL, self.functions[ins[1]], ins[2])
+            return (_TAIL_CALL, self.functions[ins[1]], _getter(ins[2]))
+        if op == Opcode.INVOKE_CLOSURE:
+            return (_INVOKE_CLOSURE, ins[1], ins[2], _getter(ins[3]))
+        if op == Opcode.TAIL_INVOKE_CLOSURE:
+            return (_TAIL_INVOKE_CLOSURE, ins[1], _getter(ins[2]))
+        if op == Opcode.TUPLE:
+            return (_TUPLE, ins[1], _getter(ins[2]))
         if op == Opcode.ADT:
-            return (_ADT, ins[1], prog.constructors[ins[2]], ins[3])
+            return (_ADT, ins[1], prog.constructors[ins[2]], _getter(ins[3]))
         if op == Opcode.INVOKE_REF:
             from relay.backend.interpreter.values import Closure
 
@@ -216,7 +279,7 @@ class VirtualMachine:
                         self.allocations += 1
                         if len(pool) < POOL_DEPTH:
                             pool.append(out)
-                func(*[regs[i] for i in a], *extra, out)
+                func(*a(regs), *extra, out)
                 regs[dst] = out
             elif op == _FIELD:
                 regs[ins[1]] = (
@@ -232,7 +295,7 @@ class VirtualMachine:
             elif op == _TAIL_CALL:
                 f = ins[1]
                 new = f.template.copy()
-                new[: f.arity] = [regs[i] for i in ins[2]]
+                new[: f.arity] = ins[2](regs)
                 regs = new
                 code = f.code
                 pc = 0
@@ -253,7 +316,7 @@ class VirtualMachine:
                 stack.append((code, pc, regs, ins[1]))
                 f = ins[2]
                 new = f.template.copy()
-                new[: f.arity] = [regs[i] for i in ins[3]]
+                new[: f.arity] = ins[3](regs)
                 regs = new
                 code = f.code
                 pc = 0
@@ -263,7 +326,7 @@ class VirtualMachine:
                     raise ExecutionError(f"cannot call {format_value(closure, 80)} here")
                 f = closure.function
                 new = f.template.copy()
-                new[: f.arity] = [*closure.captured, *[regs[i] for i in ins[2]]]
+                new[: f.arity] = closure.captured + ins[2](regs)
                 regs = new
                 code = f.code
                 pc = 0
@@ -276,16 +339,16 @@ class VirtualMachine:
                 stack.append((code, pc, regs, ins[1]))
                 f = closure.function
                 new = f.template.copy()
-                new[: f.arity] = [*closure.captured, *[regs[i] for i in ins[3]]]
+                new[: f.arity] = closure.captured + ins[3](regs)
                 regs = new
                 code = f.code
                 pc = 0
             elif op == _TUPLE:
-                regs[ins[1]] = tuple([regs[i] for i in ins[2]])
+                regs[ins[1]] = ins[2](regs)
             elif op == _ADT:
-                regs[ins[1]] = ConstructorValue(ins[2], tuple([regs[i] for i in ins[3]]))
+                regs[ins[1]] = ConstructorValue(ins[2], ins[3](regs))
             elif op == _CLOSURE:
-                regs[ins[1]] = VMClosure(ins[2], tuple([regs[i] for i in ins[3]]), self)
+                regs[ins[1]] = VMClosure(ins[2], ins[3](regs), self)
             elif op == _RESHAPE:
                 regs[ins[1]] = regs[ins[2]].reshape(ins[3])
             elif op == _KILL:
@@ -294,7 +357,7 @@ class VirtualMachine:
             elif op == _INVOKE_MANY:
                 _, kernel, a, specs, dsts, extra, flags = ins
                 outs = [self._alloc(shape, dtype, pool) for shape, dtype, pool in specs]
-                kernel.func(*[regs[i] for i in a], *extra, *outs, *flags)
+                kernel.func(*a(regs), *extra, *outs, *flags)
                 if flags:
                     kernel.raise_failed(flags)
                 for r, o in zip(dsts, outs, strict=True):
