@@ -89,9 +89,9 @@ class Executable:
     :func:`load` it elsewhere.
 
     ``kind`` is ``"graph"`` (compiled kernels run by the graph executor), ``"vm"`` (control
-    code run by the VM, calling compiled kernels) or ``"interpreter"`` (a program the VM
-    does not run yet, run by the reference interpreter). ``module`` is the optimized
-    program."""
+    code run by the VM, calling compiled kernels) or ``"interpreter"`` (a program that
+    needs run-time type checks, run by the reference interpreter). ``module`` is the
+    optimized program (for an interpreted one, the program as written)."""
 
     def __init__(
         self,
@@ -126,7 +126,7 @@ class Executable:
 
     @property
     def module(self) -> Module:
-        """The optimized, fused program."""
+        """The optimized, fused program (for an interpreted one, the program as written)."""
         if self._module is None:
             assert self._make_module is not None
             self._module = self._make_module()
@@ -215,7 +215,7 @@ class Executable:
         return self.graph.profile(flatten_args(args, self.graph.plan.param_types), repeat)
 
     def interpret(self, *args: Any) -> Any:
-        """Run the optimized program on the reference interpreter."""
+        """Run :attr:`module` on the reference interpreter."""
         from relay.backend.interpreter import Interpreter
         from relay.backend.interpreter.conform import check_arguments
         from relay.backend.interpreter.values import to_value
@@ -372,14 +372,27 @@ def build(
         graph = None
     if graph is None:
         from relay.backend.vm import NotCompilable, compile_vm
+        from relay.backend.vm.codegen import run_time_checks
 
+        checks = run_time_checks(typed, gv)
         try:
+            if checks:
+                raise NotCompilable(checks)
             vm = compile_vm(optimized, gv, tgt)
         except NotCompilable as why:
             flags.debug_print(1, f"{name} runs on the interpreter: the VM does not run {why}")
+            # the program as written: the interpreter makes the checks it needs there
+            return Executable(_reachable(typed, gv), gv, tgt, None, name)
     if key is not None and (graph is not None or vm is not None):
         kernel_cache().store_program(key, _program_record(graph, vm))
     return Executable(optimized, gv, tgt, graph, name, vm)
+
+
+def _reachable(mod: Module, entry: GlobalVar) -> Module:
+    from relay.passes.remove_unused import reachable_globals
+
+    keep = reachable_globals(mod, [entry])
+    return Module({g: mod.functions[g] for g in keep}, dict(mod.type_definitions))
 
 
 # -- the program cache ----------------------------------------------------------------------------

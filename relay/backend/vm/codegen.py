@@ -28,9 +28,9 @@ The compiler follows TVM's ``src/relay/backend/vm/compiler.cc`` in outline:
    call, registers holding tensors that are dead there are killed, so the storage pool (see
    :mod:`relay.backend.vm.machine`) can give their buffers to the kernel's outputs.
 
-A program the VM does not run yet raises :class:`NotCompilable` and runs on the reference
-interpreter: one whose types the checker left to run-time checks (``?`` dimensions where an
-annotation gives a size).
+A program the VM does not run yet raises :class:`NotCompilable`; and a program whose types
+the checker left to run-time checks (``?`` dimensions where an annotation gives a size,
+:func:`run_time_checks`) runs on the reference interpreter, which makes them.
 """
 
 from __future__ import annotations
@@ -95,8 +95,7 @@ class _DeferredChecks(ExprVisitor):
         self.found: str | None = None
 
     def visit_function(self, f: Function) -> None:
-        if is_primitive(f):
-            return
+        # a fused function too: inlining can move a declared size onto its result
         from relay.backend.interpreter.conform import result_needs_check
 
         if result_needs_check(f):
@@ -117,16 +116,26 @@ class _DeferredChecks(ExprVisitor):
         super().visit_call(call)
 
 
+def run_time_checks(mod: Module, entry: GlobalVar) -> str | None:
+    """Why ``entry`` of the typed ``mod`` needs run-time type checks (the interpreter's
+    work), or None. Asked of the program as written: optimization can lose the place a
+    check belongs to (inlining ``@f(%x)``, where ``%x`` has a ``?`` and ``@f`` declares a
+    size, leaves the size on a fused function's result)."""
+    from relay.passes.remove_unused import reachable_globals
+
+    checks = _DeferredChecks(mod)
+    for gv in reachable_globals(mod, [entry]):
+        checks.visit(mod.functions[gv])
+        if checks.found:
+            return checks.found
+    return None
+
+
 def prepare(mod: Module) -> Module:
     """Lambda-lift and put into A-normal form (steps 1 and 2). The fused functions keep
     their types (neither pass looks into them); nothing else needs any."""
     from relay.passes import LambdaLift, PassContext, Sequential, ToANormalForm
 
-    checks = _DeferredChecks(mod)
-    for func in mod.functions.values():
-        checks.visit(func)
-        if checks.found:
-            raise NotCompilable(checks.found)
     with PassContext(opt_level=0):
         return Sequential([LambdaLift(), ToANormalForm()])(mod)
 

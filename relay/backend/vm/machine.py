@@ -181,7 +181,7 @@ class VirtualMachine:
             if profile:
                 linked.code = _Counting(
                     linked.code, [Opcode(i[0]).name.lower() for i in f.code], self.opcode_counts
-                )  # type: ignore[assignment]
+                )
 
     # -- linking ----------------------------------------------------------------------------------
 
