@@ -332,7 +332,7 @@ def load(path: str | os.PathLike[str]) -> Executable:
             from relay.backend.vm.isa import program_from_json
 
             values = [constants[k] for k in range(meta["vm"]["constant_count"])]
-            vm = VMExecutor(program_from_json(meta["vm"], module, values), library)
+            vm = VMExecutor(program_from_json(meta["vm"], module, values), library, target)
     return Executable(module, entry, target, graph, meta.get("name", ""), vm)
 
 
@@ -464,7 +464,7 @@ def _cached_program(
             from relay.backend.vm.isa import program_from_json
 
             values = [constants[k] for k in range(len(constants))]
-            vm = VMExecutor(program_from_json(record["vm"], typed, values), library)
+            vm = VMExecutor(program_from_json(record["vm"], typed, values), library, target)
         else:
             assert library is not None
             graph = GraphExecutor(GraphPlan.from_json(record["plan"], constants), library)

@@ -267,17 +267,56 @@ def test_higher_order_gradient_of_a_loop_runs_on_the_vm() -> None:
     np.testing.assert_allclose(dx, dx_i, rtol=1e-6)
 
 
-def test_dynamic_shapes_run_the_reference() -> None:
+def test_dynamic_shapes_get_kernels_specialized_at_run_time() -> None:
     exe = build(
         """
 def @main(%x: Tensor[(?,), float32], %c: bool) -> Tensor[(?,), float32] {
   if (%c) { exp(%x) } else { negative(%x) }
 }"""
     )
-    assert exe.vm is not None and "invoke_ref" in exe.vm.program.astext()
+    assert exe.vm is not None
+    text = exe.vm.program.astext()
+    assert "invoke_dynamic ref[0](%0)" in text and "invoke_dynamic ref[1](%0)" in text
     x = np.array([0, 1, 2], np.float32)
     np.testing.assert_allclose(exe(x, np.bool_(True)), np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(exe(x * 2, np.bool_(True)), np.exp(x * 2), rtol=1e-6)
     np.testing.assert_array_equal(exe(x[:2], np.bool_(False)), -x[:2])
+    np.testing.assert_array_equal(exe(np.zeros(0, np.float32), np.bool_(False)), np.zeros(0))
+    # one kernel per function and shape: exp at (3,), negative at (2,) and (0,)
+    assert exe.vm.dynamic.compiled == 3
+
+
+def test_a_shape_that_depends_on_values_runs_the_references() -> None:
+    exe = build(
+        """
+def @main(%n: float32, %c: bool) -> float32 {
+  if (%c) { sum(arange(0f, %n, 1f, dtype="float32")) } else { 0f }
+}"""
+    )
+    assert exe.vm is not None
+    text = exe.vm.program.astext()
+    assert "%4 = invoke_dynamic ref[0](%2, %0, %3)" in text  # arange: (?,) whatever the shapes
+    assert "%5 = invoke_dynamic ref[1](%4)" in text  # sum: compiled per length
+    assert exe(np.float32(5), np.bool_(True)) == 10
+    assert exe(np.float32(7), np.bool_(True)) == 21
+    assert exe(np.float32(7.5), np.bool_(True)) == 28
+    assert exe.vm.dynamic.compiled == 3  # the sums of 5, 7 and 8 elements; arange none
+
+
+def test_specializations_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from relay.backend.vm import dynamic
+
+    monkeypatch.setattr(dynamic, "MAX_SPECIALIZATIONS", 2)
+    exe = build(
+        """
+def @main(%x: Tensor[(?,), float32], %c: bool) -> Tensor[(?,), float32] {
+  if (%c) { exp(%x) } else { %x }
+}"""
+    )
+    for n in range(1, 6):
+        x = np.linspace(0, 1, n, dtype=np.float32)
+        np.testing.assert_allclose(exe(x, np.bool_(True)), np.exp(x), rtol=1e-6)
+    assert exe.vm is not None and exe.vm.dynamic.compiled == 2
 
 
 def test_run_time_type_checks_stay_on_the_interpreter() -> None:

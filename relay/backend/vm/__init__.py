@@ -16,6 +16,7 @@ from typing import Any
 from relay.backend.compiler import KernelLibrary, compile_functions
 from relay.backend.target import Target
 from relay.backend.vm.codegen import NotCompilable, generate, prepare
+from relay.backend.vm.dynamic import DynamicKernels
 from relay.backend.vm.isa import Opcode, VMFunction, VMProgram
 from relay.backend.vm.machine import VirtualMachine, VMClosure
 from relay.ir.expr import GlobalVar
@@ -25,9 +26,13 @@ from relay.ir.module import Module
 class VMExecutor:
     """A VM program with its kernels, callable from any thread."""
 
-    def __init__(self, program: VMProgram, library: KernelLibrary | None) -> None:
+    def __init__(
+        self, program: VMProgram, library: KernelLibrary | None, target: Target | None = None
+    ) -> None:
         self.program = program
         self.library = library
+        self.dynamic = DynamicKernels(target)
+        """The kernels specialized at run time (:mod:`relay.backend.vm.dynamic`)."""
         if library is not None:
             library.bind()
         self._local = threading.local()
@@ -36,7 +41,7 @@ class VMExecutor:
         """This thread's machine."""
         vm: VirtualMachine | None = getattr(self._local, "vm", None)
         if vm is None:
-            vm = self._local.vm = VirtualMachine(self.program, self.library)
+            vm = self._local.vm = VirtualMachine(self.program, self.library, dynamic=self.dynamic)
         return vm
 
     def run(self, args: Sequence[Any]) -> Any:
@@ -58,7 +63,7 @@ class VMExecutor:
             start = time.perf_counter()
             vm.run(args)
             runs.append(time.perf_counter() - start)
-        counting = VirtualMachine(self.program, self.library, profile=True)
+        counting = VirtualMachine(self.program, self.library, profile=True, dynamic=self.dynamic)
         counting.run(args)
         opcodes = dict(counting.opcode_counts)
         kernel_calls = dict(counting.kernel_calls)
@@ -129,7 +134,7 @@ def compile_vm(mod: Module, entry: GlobalVar, target: Target) -> VMExecutor:
         library, symbols = compile_functions(prims, target)
         for call, symbol in zip(program.kernels, symbols, strict=True):
             call.symbol = symbol
-    return VMExecutor(program, library)
+    return VMExecutor(program, library, target)
 
 
 __all__ = [

@@ -11,9 +11,10 @@ The compiler follows TVM's ``src/relay/backend/vm/compiler.cc`` in outline:
 
    * a call of a ``Primitive=1`` function is an ``invoke`` of its kernel (all kernels of the
      program compile into one library, :func:`relay.backend.compiler.compile_functions`);
-     one that only reshapes is a ``reshape`` (a view); one whose shapes are not static, or
-     whose operators have no TVM lowering, is an ``invoke_ref`` (the operators' numpy
-     references at run time);
+     one that only reshapes is a ``reshape`` (a view); one whose shapes are not static is an
+     ``invoke_dynamic`` (a kernel specialized to the arguments' shapes at run time,
+     :mod:`relay.backend.vm.dynamic`); one with an operator that has no TVM lowering is an
+     ``invoke_ref`` (the operators' numpy references);
    * a call of a global is a ``call``, of a lifted closure's maker a ``closure`` (and when
      the closure made is only ever called, as the loops of the frontend are, the call goes
      straight to its code with the captured values, and no closure is made); a call of
@@ -169,7 +170,7 @@ class _Program:
         self.prims: list[Function] = []
         self.prim_index: dict[int, int] = {}
         self.references: list[Function] = []
-        self.reference_index: dict[int, int] = {}
+        self.reference_index: dict[int, tuple[Opcode, int]] = {}
         self.reshapes: dict[int, tuple[int, ...]] = {}
 
     def function(self, key: GlobalVar | Constructor, kind: str = "code") -> int:
@@ -199,13 +200,14 @@ class _Program:
         return len(self.messages) - 1
 
     def primitive(self, func: Function) -> tuple[Opcode, int]:
-        """How a call of ``func`` runs: ``(INVOKE, kernel)``, ``(RESHAPE, -1)`` or
-        ``(INVOKE_REF, reference)``."""
+        """How a call of ``func`` runs: ``(INVOKE, kernel)``, ``(RESHAPE, -1)``,
+        ``(INVOKE_DYNAMIC, reference)`` or ``(INVOKE_REF, reference)``."""
         if id(func) in self.prim_index:
             return Opcode.INVOKE, self.prim_index[id(func)]
         if id(func) in self.reference_index:
-            return Opcode.INVOKE_REF, self.reference_index[id(func)]
-        if _static(func) and _lowerable(func):
+            return self.reference_index[id(func)]
+        lowerable = _lowerable(func)
+        if _static(func) and lowerable:
             from relay.backend.graph_executor import _reshape_only
 
             if _reshape_only(func):
@@ -213,9 +215,10 @@ class _Program:
             self.prim_index[id(func)] = len(self.prims)
             self.prims.append(func)
             return Opcode.INVOKE, self.prim_index[id(func)]
-        self.reference_index[id(func)] = len(self.references)
+        how = Opcode.INVOKE_DYNAMIC if lowerable else Opcode.INVOKE_REF
+        self.reference_index[id(func)] = (how, len(self.references))
         self.references.append(func)
-        return Opcode.INVOKE_REF, self.reference_index[id(func)]
+        return how, len(self.references) - 1
 
     def build(self, entry: GlobalVar) -> int:
         """Generate the code of ``entry`` and of everything it reaches; ``entry``'s index."""
@@ -547,9 +550,9 @@ class _FunctionCode:
 
     def primitive(self, func: Function, args: tuple[int, ...], call: Call) -> int:
         how, index = self.prog.primitive(func)
-        if how == Opcode.INVOKE_REF:
+        if how in (Opcode.INVOKE_REF, Opcode.INVOKE_DYNAMIC):
             dst = self.new_reg()
-            self.emit(Opcode.INVOKE_REF, index, args, dst)
+            self.emit(how, index, args, dst)
             return dst
         if how == Opcode.RESHAPE:
             dst = self.new_reg()
@@ -657,7 +660,7 @@ def _reads(ins: Instruction) -> list[int]:
     op, a = ins[0], ins[1:]
     if op == Opcode.INVOKE:
         return list(a[1])
-    if op == Opcode.INVOKE_REF:
+    if op in (Opcode.INVOKE_REF, Opcode.INVOKE_DYNAMIC):
         return list(a[1])
     if op in (Opcode.MOVE, Opcode.FIELD, Opcode.RESHAPE, Opcode.REF, Opcode.REF_READ):
         return [a[1]]

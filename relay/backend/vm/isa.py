@@ -12,8 +12,11 @@ bytecode.h``) has the same shape; the opcodes here are:
 ``invoke K (a..) (d..)``  allocate kernel ``K``'s outputs (their shapes are planned at compile
                        time, the storage comes from the frame-independent pool), run ``K`` on
                        registers ``a..`` and the outputs, put the outputs in ``d..``
-``invoke_ref F (a..) d``  run primitive function ``F`` with its operators' references (shapes
-                       not known until run time)
+``invoke_dynamic F (a..) d``  run primitive function ``F``, whose shapes are known only at
+                       run time, with a kernel specialized to its arguments' shapes
+                       (:mod:`relay.backend.vm.dynamic`)
+``invoke_ref F (a..) d``  run primitive function ``F`` with its operators' references (an
+                       operator without a TVM lowering)
 ``reshape d s shape``  ``d`` is a view of ``s`` in another shape (a fused reshape-only function)
 ``call d G (a..)``     call function ``G``; ``d`` takes its result
 ``tail_call G (a..)``  replace this frame by a call of ``G`` (loops run in constant stack)
@@ -73,6 +76,7 @@ class Opcode(IntEnum):
     REF_WRITE = 18
     KILL = 19
     FAIL = 20
+    INVOKE_DYNAMIC = 21
 
 
 JUMPS = {Opcode.IF: 2, Opcode.TAG_IS: 3, Opcode.JUMP: 1}
@@ -162,6 +166,8 @@ class VMProgram:
             return f"{_dsts(a[2])} = invoke {self.kernels[a[0]].symbol}({regs(a[1])})"
         if op == Opcode.INVOKE_REF:
             return f"%{a[2]} = invoke_ref ref[{a[0]}]({regs(a[1])})"
+        if op == Opcode.INVOKE_DYNAMIC:
+            return f"%{a[2]} = invoke_dynamic ref[{a[0]}]({regs(a[1])})"
         if op == Opcode.MOVE:
             return f"%{a[0]} = %{a[1]}"
         if op == Opcode.FIELD:

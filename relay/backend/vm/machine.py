@@ -34,9 +34,12 @@ import numpy as np
 
 from relay.backend.compiler import KernelLibrary
 from relay.backend.interpreter.values import ConstructorValue, RefValue, format_value
+from relay.backend.lower import static_shape
 from relay.backend.runtime import aligned_empty, numpy_dtype
+from relay.backend.vm.dynamic import DynamicKernels
 from relay.backend.vm.isa import Opcode, VMProgram
 from relay.errors import ExecutionError
+from relay.ir.types import TupleType
 
 DEFAULT_MAX_STACK_DEPTH = 1_000_000
 """The default bound on pending calls (each frame costs about 100 bytes plus its registers)."""
@@ -66,6 +69,7 @@ _REF_READ = int(Opcode.REF_READ)
 _REF_WRITE = int(Opcode.REF_WRITE)
 _KILL = int(Opcode.KILL)
 _FAIL = int(Opcode.FAIL)
+_INVOKE_DYNAMIC = int(Opcode.INVOKE_DYNAMIC)
 _INVOKE_MANY = 100  # an invoke with several outputs or run-time checks (linked form only)
 
 
@@ -155,8 +159,10 @@ class VirtualMachine:
         library: KernelLibrary | None,
         max_stack_depth: int = DEFAULT_MAX_STACK_DEPTH,
         profile: bool = False,
+        dynamic: DynamicKernels | None = None,
     ) -> None:
         self.program = program
+        self.dynamic = dynamic if dynamic is not None else DynamicKernels(None)
         # profiling (VMExecutor.profile): kernels timed, instructions counted
         self.profiling = profile
         self.kernel_time: dict[str, float] = {}
@@ -226,6 +232,11 @@ class VirtualMachine:
             from relay.backend.interpreter.values import Closure
 
             return (_INVOKE_REF, Closure(prog.references[ins[1]]), ins[2], ins[3])
+        if op == Opcode.INVOKE_DYNAMIC:
+            from relay.backend.interpreter.values import Closure
+
+            func = prog.references[ins[1]]
+            return (_INVOKE_DYNAMIC, ins[1], func, Closure(func), _getter(ins[2]), ins[3])
         if op == Opcode.FAIL:
             message, span = prog.messages[ins[1]]
             return (_FAIL, message, span, ins[2])
@@ -362,6 +373,8 @@ class VirtualMachine:
                     kernel.raise_failed(flags)
                 for r, o in zip(dsts, outs, strict=True):
                     regs[r] = o
+            elif op == _INVOKE_DYNAMIC:
+                regs[ins[5]] = self._invoke_dynamic(ins, ins[4](regs))
             elif op == _INVOKE_REF:
                 regs[ins[3]] = self._interpreter().call(ins[1], [regs[i] for i in ins[2]])
             elif op == _REF:
@@ -377,6 +390,26 @@ class VirtualMachine:
                 )
             else:  # pragma: no cover - the linker makes no other opcode
                 raise AssertionError(f"unknown opcode {op}")
+
+    def _invoke_dynamic(self, ins: tuple[Any, ...], args: tuple[Any, ...]) -> Any:
+        """Run a fused function whose shapes are known only now: its kernel specialized to
+        these arguments, or its references (see :mod:`relay.backend.vm.dynamic`)."""
+        _, index, func, closure, _, _ = ins
+        found = self.dynamic.lookup(index, func, args)
+        if found is None:
+            return self._interpreter().call(closure, list(args))
+        kernel = found.kernel
+        outs = []
+        for t in kernel.outputs:
+            shape = static_shape(t)
+            dtype = str(t.dtype)
+            pool = self._pool(shape, dtype) if 0 not in shape else None
+            outs.append(self._alloc(shape, numpy_dtype(dtype), pool))
+        checks = [aligned_empty((1,), np.int32) for _ in kernel.checks]
+        kernel.func(*args, *found.extra, *outs, *checks)
+        if checks:
+            kernel.raise_failed(checks)
+        return _rebuild(found.result, iter(outs))
 
     def _alloc(self, shape: tuple[int, ...], dtype: Any, pool: list[Any] | None) -> Any:
         if pool is None:
@@ -394,6 +427,12 @@ class VirtualMachine:
         return ExecutionError(
             f"stack overflow: more than {self.max_stack_depth} nested calls (unbounded recursion?)"
         )
+
+
+def _rebuild(ty: Any, outs: Any) -> Any:
+    if isinstance(ty, TupleType):
+        return tuple(_rebuild(f, outs) for f in ty.fields)
+    return next(outs)
 
 
 def kernel_values(args: Sequence[Any]) -> list[Any]:
