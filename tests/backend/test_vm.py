@@ -397,3 +397,31 @@ def test_relay_function_results_convert_like_the_interpreter() -> None:
     np.testing.assert_array_equal(out, xs * 8)
     n_i, out_i = count.interpret(xs, 0.4)
     assert same((n, out), (n_i, out_i))
+
+
+def test_integer_scalar_functions_run_in_python_like_their_kernels() -> None:
+    exe = build(
+        """
+def @main(%a: int32, %b: int32, %c: bool) -> (int32, int32, bool, uint8) {
+  if (%c) {
+    (add(%a, %b), floor_divide(%a, %b), less(%a, %b), cast(subtract(%a, %b), dtype="uint8"))
+  } else {
+    (%a, %b, %c, 0u8)
+  }
+}"""
+    )
+    assert exe.vm is not None
+    assert sum(k.scalar is not None for k in exe.vm.program.kernels) >= 3
+    big = np.int32(2**31 - 1)
+    for a, b in [(big, np.int32(1)), (np.int32(7), np.int32(-2)), (np.int32(-7), np.int32(2))]:
+        got = exe(a, b, np.bool_(True))
+        want = exe.interpret(a, b, np.bool_(True))
+        assert [g.dtype for g in got] == [w.dtype for w in want]
+        assert [g.item() for g in got] == [w.item() for w in want]
+    assert exe(big, np.int32(1), np.bool_(True))[0] == -(2**31)  # wraps around
+    with pytest.raises(ExecutionError) as vm_err:
+        exe(np.int32(1), np.int32(0), np.bool_(True))
+    with pytest.raises(ExecutionError) as interp_err:
+        exe.interpret(np.int32(1), np.int32(0), np.bool_(True))
+    assert vm_err.value.message == interp_err.value.message
+    assert "division by zero" in vm_err.value.message

@@ -1,5 +1,6 @@
 """Random Python programs (straight-line code, branches, loops with break and continue,
-early returns) compiled by @relay agree with Python running them."""
+early returns) compiled by @relay (run by the VM, or the graph executor when straight-line)
+agree with Python running them and with the reference interpreter."""
 
 from __future__ import annotations
 
@@ -89,8 +90,11 @@ def test_random_programs_agree_with_python(tmp_path_factory, source: str, n: int
     rng = np.random.default_rng(n)
     a, b, c = (rng.standard_normal(3).astype(np.float32) for _ in range(3))
     want = fn(a, b, c, n)
-    got = relay.function(fn)(a, b, c, np.int32(n))
-    for g, w in zip(got, want, strict=True):
+    rf = relay.function(fn)
+    got = rf(a, b, c, np.int32(n))  # compiled: the VM when there is control flow
+    interpreted = rf.interpret(a, b, c, np.int32(n))
+    for g, i, w in zip(got, interpreted, want, strict=True):
         np.testing.assert_allclose(
             np.asarray(g), np.asarray(w, dtype=np.float32), rtol=1e-4, atol=1e-5, err_msg=source
         )
+        np.testing.assert_allclose(np.asarray(g), i, rtol=1e-5, atol=1e-6, err_msg=source)

@@ -43,6 +43,7 @@ import numpy as np
 
 from relay.backend.lower import flatten_type, static_shape
 from relay.backend.vm.isa import JUMPS, Instruction, KernelCall, Opcode, VMFunction, VMProgram
+from relay.backend.vm.scalar import scalar_tree
 from relay.errors import CompileError
 from relay.ir.attrs import Attrs
 from relay.ir.expr import (
@@ -779,7 +780,7 @@ def generate(mod: Module, entry: GlobalVar) -> tuple[VMProgram, list[Function]]:
     program = VMProgram(
         functions,
         first,
-        [KernelCall("", _outputs(f)) for f in prog.prims],
+        [KernelCall("", _outputs(f), scalar_tree(f)) for f in prog.prims],
         prog.constants,
         prog.constructors,
         prog.references,

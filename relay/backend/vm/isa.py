@@ -111,6 +111,9 @@ class KernelCall:
 
     symbol: str
     outputs: list[tuple[tuple[int, ...], str]]
+    scalar: list[Any] | None = None
+    """The function as an expression tree when the VM evaluates it in Python instead
+    (:mod:`relay.backend.vm.scalar`)."""
 
 
 @dataclass
@@ -245,7 +248,11 @@ def program_to_json(program: VMProgram) -> dict[str, Any]:
             for f in program.functions
         ],
         "kernels": [
-            {"symbol": k.symbol, "outputs": [[list(s), d] for s, d in k.outputs]}
+            {
+                "symbol": k.symbol,
+                "outputs": [[list(s), d] for s, d in k.outputs],
+                "scalar": k.scalar,
+            }
             for k in program.kernels
         ],
         "constructors": [

@@ -38,6 +38,7 @@ from relay.backend.lower import static_shape
 from relay.backend.runtime import aligned_empty, numpy_dtype
 from relay.backend.vm.dynamic import DynamicKernels
 from relay.backend.vm.isa import Opcode, VMProgram
+from relay.backend.vm.scalar import Defer, evaluator
 from relay.errors import ExecutionError
 from relay.ir.types import TupleType
 
@@ -71,6 +72,7 @@ _KILL = int(Opcode.KILL)
 _FAIL = int(Opcode.FAIL)
 _INVOKE_DYNAMIC = int(Opcode.INVOKE_DYNAMIC)
 _INVOKE_MANY = 100  # an invoke with several outputs or run-time checks (linked form only)
+_INVOKE_SCALAR = 101  # an invoke evaluated in Python (linked form only)
 
 
 def _getter(registers: tuple[int, ...]) -> Any:
@@ -209,11 +211,14 @@ class VirtualMachine:
                 (shape, numpy_dtype(dtype), self._pool(shape, dtype) if 0 not in shape else None)
                 for shape, dtype in call.outputs
             )
+            flags = [aligned_empty((1,), np.int32) for _ in kernel.checks]
+            many = (_INVOKE_MANY, kernel, _getter(args), specs, outs, extra, flags)
+            if call.scalar is not None and not self.profiling:
+                return (_INVOKE_SCALAR, evaluator(call.scalar), _getter(args), outs[0], many)
             if len(outs) == 1 and not kernel.checks:
                 shape, dtype, pool = specs[0]
                 return (_INVOKE, kernel.func, _getter(args), shape, dtype, pool, outs[0], extra)
-            flags = [aligned_empty((1,), np.int32) for _ in kernel.checks]
-            return (_INVOKE_MANY, kernel, _getter(args), specs, outs, extra, flags)
+            return many
         if op == Opcode.TAG_IS:
             return (_TAG_IS, ins[1], prog.constructors[ins[2]].tag, ins[3])
         if op in (Opcode.CALL, Opcode.CLOSURE):
@@ -292,6 +297,11 @@ class VirtualMachine:
                             pool.append(out)
                 func(*a(regs), *extra, out)
                 regs[dst] = out
+            elif op == _INVOKE_SCALAR:
+                try:
+                    regs[ins[3]] = ins[1](ins[2](regs))
+                except Defer:
+                    self._invoke_many(ins[4], regs)
             elif op == _FIELD:
                 regs[ins[1]] = (
                     regs[ins[2]][ins[3]]
@@ -366,13 +376,7 @@ class VirtualMachine:
                 for r in ins[1]:
                     regs[r] = None
             elif op == _INVOKE_MANY:
-                _, kernel, a, specs, dsts, extra, flags = ins
-                outs = [self._alloc(shape, dtype, pool) for shape, dtype, pool in specs]
-                kernel.func(*a(regs), *extra, *outs, *flags)
-                if flags:
-                    kernel.raise_failed(flags)
-                for r, o in zip(dsts, outs, strict=True):
-                    regs[r] = o
+                self._invoke_many(ins, regs)
             elif op == _INVOKE_DYNAMIC:
                 regs[ins[5]] = self._invoke_dynamic(ins, ins[4](regs))
             elif op == _INVOKE_REF:
@@ -390,6 +394,16 @@ class VirtualMachine:
                 )
             else:  # pragma: no cover - the linker makes no other opcode
                 raise AssertionError(f"unknown opcode {op}")
+
+    def _invoke_many(self, ins: tuple[Any, ...], regs: list[Any]) -> None:
+        """An invoke with several outputs or run-time checks."""
+        _, kernel, a, specs, dsts, extra, flags = ins
+        outs = [self._alloc(shape, dtype, pool) for shape, dtype, pool in specs]
+        kernel.func(*a(regs), *extra, *outs, *flags)
+        if flags:
+            kernel.raise_failed(flags)
+        for r, o in zip(dsts, outs, strict=True):
+            regs[r] = o
 
     def _invoke_dynamic(self, ins: tuple[Any, ...], args: tuple[Any, ...]) -> Any:
         """Run a fused function whose shapes are known only now: its kernel specialized to
