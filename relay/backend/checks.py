@@ -7,6 +7,9 @@ inside that -- integers and booleans at all), the graph is replayed step by step
 kernel is run on the inputs the interpreter's run of the earlier steps produced, and its
 outputs are compared with the interpreter's run of its primitive function. The first
 kernel that differs is reported with its primitive function's text, as an ExecutionError.
+A VM program is run again on a machine that checks each kernel call against the
+interpreter's run of its primitive function on the same inputs
+(:meth:`relay.backend.vm.VMExecutor.first_bad_kernel`).
 """
 
 from __future__ import annotations
@@ -56,10 +59,19 @@ def compare_with_interpreter(exe: Executable, args: tuple[Any, ...], result: Any
     """Raise ExecutionError when ``result`` (the compiled run of ``exe`` on ``args``)
     differs from the interpreter's; see the module docstring."""
     expected = exe.interpret(*args)
-    why = difference(result, expected)
-    if why is None:
-        return
-    culprit = _first_bad_kernel(exe, args)
+    why: str | None
+    if exe.vm is not None:
+        from relay.backend.interpreter.values import format_value, values_equal
+
+        if values_equal(result, expected, RTOL, ATOL):
+            return
+        why = f"{format_value(result, 200)} instead of {format_value(expected, 200)}"
+        culprit = exe.vm.first_bad_kernel(args)
+    else:
+        why = difference(result, expected)
+        if why is None:
+            return
+        culprit = _first_bad_kernel(exe, args)
     raise ExecutionError(
         f"RELAY_CHECKS: the compiled {exe.name} differs from the interpreter: "
         f"{why}" + (f"\n{culprit}" if culprit else "")

@@ -425,3 +425,38 @@ def @main(%a: int32, %b: int32, %c: bool) -> (int32, int32, bool, uint8) {
         exe.interpret(np.int32(1), np.int32(0), np.bool_(True))
     assert vm_err.value.message == interp_err.value.message
     assert "division by zero" in vm_err.value.message
+
+
+def test_relay_checks_name_the_vm_kernel_that_differs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from relay import flags
+    from relay.backend.cache import kernel_cache
+    from relay.op.registry import get_op
+
+    opdef = get_op("negative")
+
+    def wrong(call):  # type: ignore[no-untyped-def]  # the identity instead of negation
+        from tvm import te
+
+        (x,) = call.args
+        return te.compute(x.shape, lambda *i: x(*i), name="T_wrong")
+
+    monkeypatch.setattr(opdef, "lowering", wrong)
+    x = np.ones(4, np.float32)
+    try:
+        with flags.override(cache=False):
+            kernel_cache().clear_memory()
+            exe = build(
+                """
+def @main(%x: Tensor[(4,), float32], %c: bool) -> Tensor[(4,), float32] {
+  if (%c) { negative(exp(%x)) } else { %x }
+}"""
+            )
+            exe(x, np.bool_(True))  # no checks: the wrong answer goes unnoticed
+            with flags.override(checks=True), pytest.raises(ExecutionError) as info:
+                exe(x, np.bool_(True))
+    finally:
+        kernel_cache().clear_memory()
+    message = str(info.value)
+    assert "differs from the interpreter" in message
+    assert "first differing kernel: fused_exp_negative_0" in message
+    assert "negative(%0)" in message

@@ -18,8 +18,9 @@ from relay.backend.target import Target
 from relay.backend.vm.codegen import NotCompilable, generate, prepare
 from relay.backend.vm.dynamic import DynamicKernels
 from relay.backend.vm.isa import Opcode, VMFunction, VMProgram
-from relay.backend.vm.machine import VirtualMachine, VMClosure
-from relay.ir.expr import GlobalVar
+from relay.backend.vm.machine import KernelMismatch, VirtualMachine, VMClosure
+from relay.errors import ExecutionError
+from relay.ir.expr import Function, GlobalVar
 from relay.ir.module import Module
 
 
@@ -27,10 +28,16 @@ class VMExecutor:
     """A VM program with its kernels, callable from any thread."""
 
     def __init__(
-        self, program: VMProgram, library: KernelLibrary | None, target: Target | None = None
+        self,
+        program: VMProgram,
+        library: KernelLibrary | None,
+        target: Target | None = None,
+        functions: list[Function] | None = None,
     ) -> None:
         self.program = program
         self.library = library
+        self.functions = functions
+        """The primitive function of each kernel (for RELAY_CHECKS; not saved)."""
         self.dynamic = DynamicKernels(target)
         """The kernels specialized at run time (:mod:`relay.backend.vm.dynamic`)."""
         if library is not None:
@@ -80,6 +87,25 @@ class VMExecutor:
             opcodes,
             {k: (kernel_calls[k], ms) for k, ms in kernel_ms.items()},
         )
+
+    def first_bad_kernel(self, args: Sequence[Any]) -> str | None:
+        """Run again checking every kernel call against the interpreter's run of its
+        primitive function on the same inputs; the first that differs, described, or None
+        (also when the primitive functions are not known, in a loaded program)."""
+        if self.functions is None:
+            return None
+        from relay.backend.vm.machine import kernel_values
+
+        checking = VirtualMachine(
+            self.program, self.library, dynamic=self.dynamic, check=self.functions
+        )
+        try:
+            checking.run(kernel_values(args))
+        except KernelMismatch as bad:
+            return str(bad)
+        except ExecutionError:
+            return None
+        return None
 
     @property
     def kernels(self) -> list[str]:
@@ -134,7 +160,7 @@ def compile_vm(mod: Module, entry: GlobalVar, target: Target) -> VMExecutor:
         library, symbols = compile_functions(prims, target)
         for call, symbol in zip(program.kernels, symbols, strict=True):
             call.symbol = symbol
-    return VMExecutor(program, library, target)
+    return VMExecutor(program, library, target, prims)
 
 
 __all__ = [

@@ -40,6 +40,7 @@ from relay.backend.vm.dynamic import DynamicKernels
 from relay.backend.vm.isa import Opcode, VMProgram
 from relay.backend.vm.scalar import Defer, evaluator
 from relay.errors import ExecutionError
+from relay.ir.expr import Function
 from relay.ir.types import TupleType
 
 DEFAULT_MAX_STACK_DEPTH = 1_000_000
@@ -139,6 +140,42 @@ def _timed(kernel: Any, times: dict[str, float], calls: dict[str, int]) -> Any:
     return out
 
 
+class KernelMismatch(ExecutionError):
+    """A kernel's outputs differ from the interpreter's run of its primitive function."""
+
+
+def _checked(kernel: Any, prim: Function) -> Any:
+    """A copy of ``kernel`` whose calls compare their outputs with the interpreter's run
+    of ``prim`` on the same inputs (raising :class:`KernelMismatch`)."""
+    import copy
+
+    from relay.backend.checks import difference
+    from relay.backend.interpreter import interpret
+    from relay.ir.printer import astext
+
+    func = kernel.func
+    n_in = len(kernel.inputs) - len(kernel.constants)
+    n_out = len(kernel.outputs)
+
+    def checked(*args: Any) -> None:
+        func(*args)
+        ins = [np.array(a) for a in args[:n_in]]
+        outs = args[len(kernel.inputs) : len(kernel.inputs) + n_out]
+        params, it = [], iter(ins)
+        for p in prim.params:
+            params.append(_rebuild(p.checked_type, it))
+        expected = interpret(prim, *params)
+        why = difference(list(outs), expected)
+        if why is not None:
+            raise KernelMismatch(
+                f"first differing kernel: {kernel.name}: {why}; its function:\n{astext(prim)}"
+            )
+
+    out = copy.copy(kernel)
+    out.func = checked
+    return out
+
+
 class _Linked:
     """A function ready to run: its code in linked form and its frame template."""
 
@@ -162,8 +199,11 @@ class VirtualMachine:
         max_stack_depth: int = DEFAULT_MAX_STACK_DEPTH,
         profile: bool = False,
         dynamic: DynamicKernels | None = None,
+        check: list[Function] | None = None,
     ) -> None:
         self.program = program
+        # RELAY_CHECKS: each kernel's primitive function, to check its calls against
+        self.check = check
         self.dynamic = dynamic if dynamic is not None else DynamicKernels(None)
         # profiling (VMExecutor.profile): kernels timed, instructions counted
         self.profiling = profile
@@ -206,6 +246,8 @@ class VirtualMachine:
             kernel = self.library.kernels[call.symbol]
             if self.profiling:
                 kernel = _timed(kernel, self.kernel_time, self.kernel_calls)
+            if self.check is not None:
+                kernel = _checked(kernel, self.check[index])
             extra = tuple(np.ascontiguousarray(c) for c in kernel.constants)
             specs = tuple(
                 (shape, numpy_dtype(dtype), self._pool(shape, dtype) if 0 not in shape else None)
@@ -213,7 +255,7 @@ class VirtualMachine:
             )
             flags = [aligned_empty((1,), np.int32) for _ in kernel.checks]
             many = (_INVOKE_MANY, kernel, _getter(args), specs, outs, extra, flags)
-            if call.scalar is not None and not self.profiling:
+            if call.scalar is not None and not self.profiling and self.check is None:
                 return (_INVOKE_SCALAR, evaluator(call.scalar), _getter(args), outs[0], many)
             if len(outs) == 1 and not kernel.checks:
                 shape, dtype, pool = specs[0]
