@@ -17,7 +17,11 @@ primitives, as measured in ``shared/notes/tvm-0.27.md`` (it reached OpenBLAS spe
 * with few rows (``M < MI``: matrix-vector products, batch-1 inference), or few columns
   (``N < 16``: ``W @ x``, a 10-class output layer) read along ``k``, packing B would cost
   as much as the product, so instead ``k`` is split by 16 and factored out (``rfactor``):
-  each output is 16 vector partial sums over contiguous rows of A and B, added at the end.
+  each output is 16 vector partial sums over contiguous rows of A and B, four outputs at a
+  time (four independent FMA chains sharing each load of the vector), added as a
+  vectorized tree, with the epilogue computed for each four
+  (:func:`relay.backend.schedule.cpu.schedule_rfactor`; 256 x 256 GEMV 3.3 -> 3.0 us,
+  1024 x 1024 33 -> 26 us, (1, 784) x (1024, 784)^T 25.5 -> 21.5 us).
 """
 
 from __future__ import annotations
@@ -156,12 +160,13 @@ def tirx_const(value: int, dtype: str) -> Any:
 
 def _schedule_gemv(sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int) -> None:
     """Few rows: partial sums over 16 consecutive k, vectorized, kept in registers inside
-    each output's loop (:func:`relay.backend.schedule.cpu.schedule_rfactor`), when both
-    operands are read along ``k``; otherwise the outputs run in parallel."""
+    the loop over groups of four outputs, with the epilogue
+    (:func:`relay.backend.schedule.cpu.schedule_rfactor`), when both operands are read
+    along ``k``; otherwise the outputs run in parallel."""
     from relay.backend.schedule.cpu import inner_contiguous_reduction, schedule_rfactor
 
     if inner_contiguous_reduction(sch, block):
-        schedule_rfactor(sch, block)
+        schedule_rfactor(sch, block, epilogue=True)
         return
     outer = sch.fuse(*batch, i, j)
     if extent(sch, outer) >= 64:
