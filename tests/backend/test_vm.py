@@ -460,3 +460,19 @@ def @main(%x: Tensor[(4,), float32], %c: bool) -> Tensor[(4,), float32] {
     assert "differs from the interpreter" in message
     assert "first differing kernel: fused_exp_negative_0" in message
     assert "negative(%0)" in message
+
+
+def test_a_shared_value_is_computed_once() -> None:
+    exe = build(
+        """
+def @main(%x: Tensor[(4,), float32], %c: bool) -> (Tensor[(4,), float32], Tensor[(4,), float32]) {
+  %0 = exp(%x);
+  if (%c) { (%0, add(%0, 1f)) } else { (%x, %0) }
+}"""
+    )
+    assert exe.vm is not None
+    assert exe.vm.program.astext().count("invoke fused_exp") == 1
+    x = np.array([0, 1, 2, 3], np.float32)
+    a, b = exe(x, np.bool_(True))
+    np.testing.assert_allclose(a, np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(b, np.exp(x) + 1, rtol=1e-6)

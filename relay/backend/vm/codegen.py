@@ -136,10 +136,10 @@ def run_time_checks(mod: Module, entry: GlobalVar) -> str | None:
 def prepare(mod: Module) -> Module:
     """Lambda-lift and put into A-normal form (steps 1 and 2). The fused functions keep
     their types (neither pass looks into them); nothing else needs any."""
-    from relay.passes import LambdaLift, PassContext, Sequential, ToANormalForm
+    from relay.passes import LambdaLift, ToANormalForm
 
-    with PassContext(opt_level=0):
-        return Sequential([LambdaLift(), ToANormalForm()])(mod)
+    # applied directly: a Sequential would skip them below their opt levels
+    return ToANormalForm()(LambdaLift()(mod))
 
 
 # -- code generation ------------------------------------------------------------------------------
