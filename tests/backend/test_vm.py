@@ -476,3 +476,36 @@ def @main(%x: Tensor[(4,), float32], %c: bool) -> (Tensor[(4,), float32], Tensor
     a, b = exe(x, np.bool_(True))
     np.testing.assert_allclose(a, np.exp(x), rtol=1e-6)
     np.testing.assert_allclose(b, np.exp(x) + 1, rtol=1e-6)
+
+
+def test_closures_go_back_in_and_run_on_each_threads_machine() -> None:
+    import threading
+
+    make = build(
+        """
+def @main(%a: float32) -> fn (float32) -> float32 {
+  fn (%y: float32) -> float32 { %y * %a }
+}"""
+    )
+    closure = make(np.float32(3))
+    apply = relay.build(
+        relay.parse(
+            """
+def @main(%f: fn (float32) -> float32, %x: float32, %c: bool) -> float32 {
+  if (%c) { %f(%x) } else { %x }
+}"""
+        )
+    )
+    with pytest.raises(ExecutionError, match="a closure of another program cannot run here"):
+        apply(closure, np.float32(2), np.bool_(True))
+    results: list[Any] = []
+
+    def worker(v: float) -> None:
+        results.append(float(closure(np.float32(v))))
+
+    threads = [threading.Thread(target=worker, args=(v,)) for v in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [3.0 * v for v in range(8)]

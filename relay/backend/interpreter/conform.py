@@ -43,6 +43,7 @@ from relay.backend.interpreter.values import (
     RefValue,
     Value,
     describe_value,
+    is_function_value,
 )
 from relay.errors import ExecutionError
 from relay.ir import dim as dims
@@ -140,7 +141,7 @@ def _check(ty: Type, value: Value, b: _Bindings) -> None:
         ):
             raise _Mismatch(f"a value of type {data.name_hint}")
     elif isinstance(ty, FuncType):
-        if not isinstance(value, Closure | Op | Constructor):
+        if not isinstance(value, Closure | Op | Constructor) and not is_function_value(value):
             raise _Mismatch("not a function")
     elif isinstance(ty, RefType) and not isinstance(value, RefValue):
         raise _Mismatch("not a reference")

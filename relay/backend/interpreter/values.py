@@ -179,6 +179,12 @@ class RefValue:
         return format_value(self)
 
 
+def is_function_value(value: object) -> bool:
+    """Whether ``value`` is a function value of another executor (a VM closure: its class
+    sets ``relay_function``)."""
+    return getattr(type(value), "relay_function", False) is True
+
+
 def same_constructor(a: Constructor, b: Constructor) -> bool:
     """Whether ``a`` and ``b`` are the same constructor (the same node, or the same tag of the
     same data type)."""
@@ -299,7 +305,7 @@ def describe_value(value: Value) -> str:
         return astext(TensorType(tuple(int(d) for d in value.shape), str(value.dtype)))
     if isinstance(value, tuple):
         return f"a tuple of {len(value)} field{'s' if len(value) != 1 else ''}"
-    if isinstance(value, Closure):
+    if isinstance(value, Closure) or is_function_value(value):
         return f"the closure {value!r}"
     if isinstance(value, ConstructorValue):
         return f"the constructor value {format_value(value, 60)}"

@@ -48,7 +48,9 @@ class VMExecutor:
         """This thread's machine."""
         vm: VirtualMachine | None = getattr(self._local, "vm", None)
         if vm is None:
-            vm = self._local.vm = VirtualMachine(self.program, self.library, dynamic=self.dynamic)
+            vm = self._local.vm = VirtualMachine(
+                self.program, self.library, owner=self.machine, dynamic=self.dynamic
+            )
         return vm
 
     def run(self, args: Sequence[Any]) -> Any:
@@ -70,7 +72,9 @@ class VMExecutor:
             start = time.perf_counter()
             vm.run(args)
             runs.append(time.perf_counter() - start)
-        counting = VirtualMachine(self.program, self.library, profile=True, dynamic=self.dynamic)
+        counting = VirtualMachine(
+            self.program, self.library, owner=self.machine, profile=True, dynamic=self.dynamic
+        )
         counting.run(args)
         opcodes = dict(counting.opcode_counts)
         kernel_calls = dict(counting.kernel_calls)
@@ -97,7 +101,11 @@ class VMExecutor:
         from relay.backend.vm.machine import kernel_values
 
         checking = VirtualMachine(
-            self.program, self.library, dynamic=self.dynamic, check=self.functions
+            self.program,
+            self.library,
+            owner=self.machine,
+            dynamic=self.dynamic,
+            check=self.functions,
         )
         try:
             checking.run(kernel_values(args))

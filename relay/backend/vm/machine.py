@@ -26,7 +26,7 @@ Values are those of the reference interpreter (numpy arrays, tuples,
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -88,23 +88,30 @@ def _getter(registers: tuple[int, ...]) -> Any:
 
 
 class VMClosure:
-    """A function value of the VM: a function's code and the values it captured. Calling it
-    from Python runs it on the VM that made it."""
+    """A function value of the VM: the index of a function's code in its program and the
+    values it captured. Calling it from Python runs it on the calling thread's machine for
+    that program (``owner`` gives it)."""
 
-    __slots__ = ("captured", "function", "machine")
+    __slots__ = ("captured", "index", "owner", "program")
+    relay_function = True  # a function value for the argument checks (conform)
 
-    def __init__(self, function: _Linked, captured: tuple[Any, ...], machine: VirtualMachine):
-        self.function = function
+    def __init__(
+        self,
+        index: int,
+        captured: tuple[Any, ...],
+        program: VMProgram,
+        owner: Callable[[], VirtualMachine],
+    ) -> None:
+        self.index = index
         self.captured = captured
-        self.machine = machine
+        self.program = program
+        self.owner = owner
 
     def __call__(self, *args: Any) -> Any:
-        from relay.backend.interpreter.values import to_value
-
-        return self.machine.call_closure(self, [to_value(a) for a in args])
+        return self.owner().call_closure(self, kernel_values(args))
 
     def __repr__(self) -> str:
-        return f"<vm closure {self.function.name}>"
+        return f"<vm closure {self.program.functions[self.index].name}>"
 
 
 class _Counting(list):  # type: ignore[type-arg]
@@ -197,11 +204,14 @@ class VirtualMachine:
         program: VMProgram,
         library: KernelLibrary | None,
         max_stack_depth: int = DEFAULT_MAX_STACK_DEPTH,
+        owner: Callable[[], VirtualMachine] | None = None,
         profile: bool = False,
         dynamic: DynamicKernels | None = None,
         check: list[Function] | None = None,
     ) -> None:
         self.program = program
+        # what a closure made here calls from Python: this thread's machine for the program
+        self.owner: Callable[[], VirtualMachine] = owner or (lambda: self)
         # RELAY_CHECKS: each kernel's primitive function, to check its calls against
         self.check = check
         self.dynamic = dynamic if dynamic is not None else DynamicKernels(None)
@@ -223,7 +233,7 @@ class VirtualMachine:
             for r, k in f.constants.items():
                 linked.template[r] = program.constants[k]
             for r, g in f.globals.items():
-                linked.template[r] = VMClosure(self.functions[g], (), self)
+                linked.template[r] = VMClosure(g, (), program, self.owner)
         for f, linked in zip(program.functions, self.functions, strict=True):
             linked.code = [self._link(ins) for ins in f.code]
             if profile:
@@ -263,8 +273,10 @@ class VirtualMachine:
             return many
         if op == Opcode.TAG_IS:
             return (_TAG_IS, ins[1], prog.constructors[ins[2]].tag, ins[3])
-        if op in (Opcode.CALL, Opcode.CLOSURE):
-            return (int(op), ins[1], self.functions[ins[2]], _getter(ins[3]))
+        if op == Opcode.CALL:
+            return (_CALL, ins[1], self.functions[ins[2]], _getter(ins[3]))
+        if op == Opcode.CLOSURE:
+            return (_CLOSURE, ins[1], ins[2], _getter(ins[3]))
         if op == Opcode.TAIL_CALL:
             return (_TAIL_CALL, self.functions[ins[1]], _getter(ins[2]))
         if op == Opcode.INVOKE_CLOSURE:
@@ -297,7 +309,9 @@ class VirtualMachine:
 
     def call_closure(self, closure: VMClosure, args: list[Any]) -> Any:
         """Call ``closure`` on ``args`` (run-time values)."""
-        f = closure.function
+        if closure.program is not self.program:
+            raise ExecutionError("a closure of another program cannot run here")
+        f = self.functions[closure.index]
         if len(args) + f.num_captured != f.arity:
             raise ExecutionError(
                 f"{f.name} takes {f.arity - f.num_captured} arguments, got {len(args)}"
@@ -318,6 +332,9 @@ class VirtualMachine:
         pc = 0
         stack: list[tuple[Any, int, list[Any], int]] = []
         max_depth = self.max_stack_depth
+        program = self.program
+        functions = self.functions
+        owner = self.owner
         getrefcount = sys.getrefcount
         empty = np.empty
         while True:
@@ -385,9 +402,9 @@ class VirtualMachine:
                 pc = 0
             elif op == _TAIL_INVOKE_CLOSURE:
                 closure = regs[ins[1]]
-                if type(closure) is not VMClosure:
-                    raise ExecutionError(f"cannot call {format_value(closure, 80)} here")
-                f = closure.function
+                if type(closure) is not VMClosure or closure.program is not program:
+                    raise self._not_callable(closure)
+                f = functions[closure.index]
                 new = f.template.copy()
                 new[: f.arity] = closure.captured + ins[2](regs)
                 regs = new
@@ -395,12 +412,12 @@ class VirtualMachine:
                 pc = 0
             elif op == _INVOKE_CLOSURE:
                 closure = regs[ins[2]]
-                if type(closure) is not VMClosure:
-                    raise ExecutionError(f"cannot call {format_value(closure, 80)} here")
+                if type(closure) is not VMClosure or closure.program is not program:
+                    raise self._not_callable(closure)
                 if len(stack) >= max_depth:
                     raise self._overflow()
                 stack.append((code, pc, regs, ins[1]))
-                f = closure.function
+                f = functions[closure.index]
                 new = f.template.copy()
                 new[: f.arity] = closure.captured + ins[3](regs)
                 regs = new
@@ -411,7 +428,7 @@ class VirtualMachine:
             elif op == _ADT:
                 regs[ins[1]] = ConstructorValue(ins[2], ins[3](regs))
             elif op == _CLOSURE:
-                regs[ins[1]] = VMClosure(ins[2], ins[3](regs), self)
+                regs[ins[1]] = VMClosure(ins[2], ins[3](regs), program, owner)
             elif op == _RESHAPE:
                 regs[ins[1]] = regs[ins[2]].reshape(ins[3])
             elif op == _KILL:
@@ -479,6 +496,11 @@ class VirtualMachine:
             pool.append(out)
         return out
 
+    def _not_callable(self, value: Any) -> ExecutionError:
+        if type(value) is VMClosure:
+            return ExecutionError("a closure of another program cannot run here")
+        return ExecutionError(f"cannot call {format_value(value, 80)} here")
+
     def _overflow(self) -> ExecutionError:
         return ExecutionError(
             f"stack overflow: more than {self.max_stack_depth} nested calls (unbounded recursion?)"
@@ -497,7 +519,7 @@ def kernel_values(args: Sequence[Any]) -> list[Any]:
     values too, are copied (a constructor value is rebuilt only when a field changes)."""
     from relay.backend.interpreter.values import to_value
 
-    return [_kernel_value(to_value(a)) for a in args]
+    return [_kernel_value(a if type(a) is VMClosure else to_value(a)) for a in args]
 
 
 def _kernel_value(v: Any) -> Any:
