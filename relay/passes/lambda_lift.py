@@ -25,8 +25,9 @@ A recursive local function ``let %f = fn (...) { ... %f(...) ... }`` refers to i
 through the ``let``; in the lifted global that reference becomes ``@g`` (nothing captured)
 or ``@g(captured...)``, and the ``let`` binds ``%f`` to the same outside.
 
-Types: the lifted function's parameters without annotations get their inferred types, its
-return type is filled in likewise (so the pass requires ``InferType``), a polymorphic
+Types: the lifted function's parameters without annotations, or with annotations that have
+holes (``_``, as inlining a polymorphic function leaves them), get their inferred types,
+its return type is filled in likewise (so the pass requires ``InferType``), a polymorphic
 function keeps its own type parameters, and the type variables of the enclosing function
 that occur in the lifted code (through the captured variables' types or annotations)
 become leading type parameters of the new global; type inference instantiates them at each
@@ -47,6 +48,7 @@ from relay.ir.module import Module
 from relay.ir.types import FuncType, Type, TypeVar, free_type_vars
 from relay.passes.inline import substitute
 from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
+from relay.typecheck.relation import is_complete
 
 __all__ = ["LambdaLift", "lambda_lift"]
 
@@ -137,7 +139,11 @@ class _Lifter(ExprMutator):
         subst: dict[Var, Expr] = {}
         params: list[Var] = []
         for p, ty in zip(new.params, ft.arg_types, strict=True):
-            if p.type_annotation is None:
+            # an annotation with a hole (`_`, as inlining a polymorphic function leaves) is
+            # replaced by the inferred type: a global's signature is checked on its own
+            if p.type_annotation is None or (
+                not is_complete(p.type_annotation) and is_complete(ty)
+            ):
                 q = Var(p.name_hint, ty, span=p.span)
                 subst[p] = q
                 params.append(q)
@@ -148,7 +154,9 @@ class _Lifter(ExprMutator):
             q = Var(v.name_hint, _var_type(v), span=v.span)
             subst[v] = q
             cap_params.append(q)
-        ret_type = new.ret_type if new.ret_type is not None else ft.ret_type
+        ret_type = new.ret_type
+        if ret_type is None or (not is_complete(ret_type) and is_complete(ft.ret_type)):
+            ret_type = ft.ret_type
         gv = self.fresh_global()
         if rec_var is not None:
             subst[rec_var] = Call(gv, tuple(cap_params)) if cap_params else gv

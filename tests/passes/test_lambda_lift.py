@@ -171,6 +171,28 @@ def test_type_variables_of_the_enclosing_global_become_type_parameters() -> None
     assert len(after.function("poly_lifted0").type_params) == 1
 
 
+def test_holes_in_annotations_take_the_inferred_types() -> None:
+    # holes (`_`, as inlining a polymorphic function leaves where its type parameter was):
+    # the lifted global's signature, checked on its own, gets the types inference found
+    m = mod(
+        f"""
+        def @main(%x: {T}) -> {T} {{
+          let %f = fn (%y: _, %z: Tensor[(_,), float32]) -> _ {{ add(add(%y, %x), %z) }};
+          %f(%x, %x)
+        }}
+        """
+    )
+    relay.infer_type(m)
+    after = lambda_lift(m)
+    lifted = after.function("main_lifted0")
+    inner = lifted.body
+    assert isinstance(inner, Function)
+    assert [str(p.type_annotation) for p in inner.params] == [T, T]
+    assert str(inner.ret_type) == T
+    relay.infer_type(after)
+    np.testing.assert_allclose(relay.interpret(after, X), relay.interpret(m, X))
+
+
 def test_functions_in_the_prelude_are_lifted_and_keep_their_results() -> None:
     m = relay.parse(
         HEAD
