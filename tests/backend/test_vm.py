@@ -509,3 +509,23 @@ def @main(%f: fn (float32) -> float32, %x: float32, %c: bool) -> float32 {
     for t in threads:
         t.join()
     assert sorted(results) == [3.0 * v for v in range(8)]
+
+
+def test_an_index_out_of_range_in_a_loop_reports_the_source_line() -> None:
+    @relay
+    def pick(xs: Tensor[float32, (4, 3)], n: int) -> Tensor[float32, (3,)]:
+        acc = np.zeros(3, dtype=np.float32)
+        for t in range(n):
+            acc = acc + xs[t]
+        return acc
+
+    xs = np.ones((4, 3), np.float32)
+    np.testing.assert_array_equal(pick(xs, 4), np.full(3, 4, np.float32))
+    with pytest.raises(ExecutionError) as vm_err:
+        pick(xs, 6)
+    with pytest.raises(ExecutionError) as interp_err:
+        pick.interpret(xs, 6)
+    assert vm_err.value.span == interp_err.value.span
+    assert vm_err.value.span is not None and vm_err.value.span.line > 0
+    assert "out of range for axis 0 of size 4" in vm_err.value.message
+    assert "acc = acc + xs[t]" in str(vm_err.value)  # the source line, with its caret
