@@ -529,3 +529,18 @@ def test_an_index_out_of_range_in_a_loop_reports_the_source_line() -> None:
     assert vm_err.value.span is not None and vm_err.value.span.line > 0
     assert "out of range for axis 0 of size 4" in vm_err.value.message
     assert "acc = acc + xs[t]" in str(vm_err.value)  # the source line, with its caret
+
+
+def test_profile_counts_instructions_and_kernel_calls() -> None:
+    exe = build(LOOP)
+    assert exe.vm is not None
+    prof = exe.vm.profile([np.int32(3), np.ones(4, np.float32)], repeat=3)
+    assert prof.opcodes == {"tail_call": 4, "invoke": 10, "if": 4, "ret": 1}
+    assert prof.instructions == 19
+    assert {k: calls for k, (calls, _) in prof.kernels.items()} == {
+        "fused_less_0 (in Python)": 4,
+        "fused_add_1 (in Python)": 3,
+        "fused_multiply_2": 3,
+    }
+    assert prof.run_ms > 0 and prof.kernel_ms > 0
+    assert "19 instructions" in str(prof)

@@ -131,20 +131,26 @@ class _Counting(list):  # type: ignore[type-arg]
 def _timed(kernel: Any, times: dict[str, float], calls: dict[str, int]) -> Any:
     """A copy of ``kernel`` whose calls add their time and count to ``times`` and ``calls``."""
     import copy
-    import time
-
-    func = kernel.func
-    name = kernel.name
-
-    def timed(*args: Any) -> None:
-        start = time.perf_counter()
-        func(*args)
-        times[name] = times.get(name, 0.0) + time.perf_counter() - start
-        calls[name] = calls.get(name, 0) + 1
 
     out = copy.copy(kernel)
-    out.func = timed
+    out.func = _timed_call(kernel.func, kernel.name, times, calls)
     return out
+
+
+def _timed_call(
+    func: Callable[..., Any], name: str, times: dict[str, float], calls: dict[str, int]
+) -> Callable[..., Any]:
+    """``func``, adding the time and count of each call under ``name``."""
+    import time
+
+    def timed(*args: Any) -> Any:
+        start = time.perf_counter()
+        result = func(*args)
+        times[name] = times.get(name, 0.0) + time.perf_counter() - start
+        calls[name] = calls.get(name, 0) + 1
+        return result
+
+    return timed
 
 
 class KernelMismatch(ExecutionError):
@@ -265,8 +271,12 @@ class VirtualMachine:
             )
             flags = [aligned_empty((1,), np.int32) for _ in kernel.checks]
             many = (_INVOKE_MANY, kernel, _getter(args), specs, outs, extra, flags)
-            if call.scalar is not None and not self.profiling and self.check is None:
-                return (_INVOKE_SCALAR, evaluator(call.scalar), _getter(args), outs[0], many)
+            if call.scalar is not None and self.check is None:
+                run = evaluator(call.scalar)
+                if self.profiling:  # timed as a kernel of its own
+                    name = f"{call.symbol} (in Python)"
+                    run = _timed_call(run, name, self.kernel_time, self.kernel_calls)
+                return (_INVOKE_SCALAR, run, _getter(args), outs[0], many)
             if len(outs) == 1 and not kernel.checks:
                 shape, dtype, pool = specs[0]
                 return (_INVOKE, kernel.func, _getter(args), shape, dtype, pool, outs[0], extra)
