@@ -209,7 +209,14 @@ class Executable:
         return func
 
     def profile(self, *args: Any, repeat: int = 10) -> list[tuple[str, float]]:
-        """Each kernel call of the graph with its median time in milliseconds, in order."""
+        """Each kernel call of the graph with its median time in milliseconds, in order;
+        for the VM, each kernel with the median total time of its calls in one run, the
+        costliest first (``exe.vm.profile(args)`` gives the whole picture, docs/vm.md)."""
+        if self.vm is not None:
+            from relay.backend.vm.machine import kernel_values
+
+            prof = self.vm.profile(kernel_values(args), repeat)
+            return sorted(((k, ms) for k, (_, ms) in prof.kernels.items()), key=lambda kv: -kv[1])
         if self.graph is None:
             raise ExecutionError(f"{self.name} is interpreted: it has no kernels to profile")
         return self.graph.profile(flatten_args(args, self.graph.plan.param_types), repeat)

@@ -544,3 +544,13 @@ def test_profile_counts_instructions_and_kernel_calls() -> None:
     }
     assert prof.run_ms > 0 and prof.kernel_ms > 0
     assert "19 instructions" in str(prof)
+
+
+def test_executable_profile_lists_the_vm_kernels() -> None:
+    exe = build(LOOP)
+    names = [name for name, ms in exe.profile(np.int32(2), np.ones(4, np.float32), repeat=2)]
+    assert sorted(names) == [
+        "fused_add_1 (in Python)",
+        "fused_less_0 (in Python)",
+        "fused_multiply_2",
+    ]
