@@ -39,8 +39,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from relay.backend.lower import flatten_type, static_shape
 from relay.backend.vm.isa import JUMPS, Instruction, KernelCall, Opcode, VMFunction, VMProgram
 from relay.backend.vm.scalar import scalar_tree
@@ -614,10 +612,8 @@ class _FunctionCode:
             return
         if isinstance(p, PatternConstructor):
             c = p.constructor
-            if (
-                c.belong_to is None
-                or len(self.prog.mod.type_definitions.get(c.belong_to, _Many).constructors) > 1
-            ):
+            data = self.prog.mod.type_definitions.get(c.belong_to) if c.belong_to else None
+            if data is None or len(data.constructors) > 1:  # one constructor: nothing to test
                 self.jump_to(self.emit(Opcode.TAG_IS, reg, self.prog.constructor(c), -1), fail)
             subs = p.patterns
         elif isinstance(p, PatternTuple):
@@ -630,12 +626,6 @@ class _FunctionCode:
             r = self.new_reg()
             self.emit(Opcode.FIELD, r, reg, i)
             self.pattern(sub, r, fail)
-
-
-class _Many:
-    """Stands for a data type whose constructors are not known (every tag is tested)."""
-
-    constructors = (None, None)
 
 
 def _wrap_operator(call: Call) -> Function:
@@ -792,8 +782,3 @@ def generate(mod: Module, entry: GlobalVar) -> tuple[VMProgram, list[Function]]:
 def _outputs(func: Function) -> list[tuple[tuple[int, ...], str]]:
     ret = func.checked_type.ret_type  # type: ignore[attr-defined]
     return [(static_shape(t), str(t.dtype)) for t in flatten_type(ret)]
-
-
-def constant_value(data: Any) -> Any:
-    """A constant as the VM holds it."""
-    return np.asarray(data)
