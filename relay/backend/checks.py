@@ -81,7 +81,7 @@ def compare_with_interpreter(exe: Executable, args: tuple[Any, ...], result: Any
 def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
     from relay.backend.graph_executor import flatten_args, plan_function
     from relay.backend.interpreter import interpret
-    from relay.backend.lower import static_shape
+    from relay.backend.lower import rebuild_type, static_shape
     from relay.ir.printer import astext
 
     graph = exe.graph
@@ -100,13 +100,8 @@ def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
         prim = next(kernel_steps)
         kernel = graph.library.kernels[step.kernel]
         got = kernel(*ins)
-        params = []
         it = iter(ins)
-        for p in prim.params:
-            ty = p.type_annotation
-            n = len(_flat_types(ty))
-            group = [next(it) for _ in range(n)]
-            params.append(_rebuild(ty, iter(group)))
+        params = [rebuild_type(p.checked_type, it) for p in prim.params]
         expected = _flat(interpret(prim, *params))
         why = difference(got, expected)
         if why is not None:
@@ -114,17 +109,3 @@ def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
         for s, v in zip(step.outputs, expected, strict=True):
             values[s] = v
     return None
-
-
-def _flat_types(ty: Any) -> list[Any]:
-    from relay.backend.lower import flatten_type
-
-    return flatten_type(ty)
-
-
-def _rebuild(ty: Any, it: Any) -> Any:
-    from relay.ir.types import TupleType
-
-    if isinstance(ty, TupleType):
-        return tuple(_rebuild(f, it) for f in ty.fields)
-    return next(it)

@@ -196,7 +196,7 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
                 continue
             ins = [s for a in node.args for s in _flat(env[id(a)])]
             out = slots_for(_checked(node))
-            if _reshape_only(callee):
+            if reshape_only(callee):
                 steps.append(Step("", ins, _flat(out)))
                 aliased.append(callee)
             else:
@@ -244,7 +244,7 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
 _RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "reshape_like", "nn.batch_flatten"})
 
 
-def _reshape_only(func: Function) -> bool:
+def reshape_only(func: Function) -> bool:
     """``func`` only reshapes its one tensor parameter (row-major order is kept, so its
     result is the parameter's bytes): TVM's ``relay.reshape_only`` functions, which its
     graph executor also ran as no-ops."""

@@ -50,6 +50,18 @@ def flatten_type(ty: Type) -> list[TensorType]:
     raise CompileError(f"a compiled kernel cannot take or return a value of type {ty}")
 
 
+def is_static(types: Any) -> bool:
+    """Whether every type in ``types`` is made of tensors (and tuples of them) whose shapes
+    are all known integers."""
+    try:
+        for ty in types:
+            for t in flatten_type(ty):
+                static_shape(t)
+    except CompileError:
+        return False
+    return True
+
+
 def static_shape(ty: TensorType) -> tuple[int, ...]:
     """``ty``'s shape as ints; a symbolic or unknown dimension is a CompileError."""
     out = []
@@ -126,7 +138,7 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
             placeholders.append(ph)
             inputs.append(t)
             parts.append(ph)
-        env[id(p)] = _rebuild(ty, iter(parts))
+        env[id(p)] = rebuild_type(ty, iter(parts))
 
     constants: list[np.ndarray[Any, Any]] = []
     const_phs: list[Any] = []
@@ -275,7 +287,9 @@ def _filled(te: Any, shape: tuple[int, ...], value: Any) -> Any:
     return te.compute(shape, lambda *_: value, name="const")
 
 
-def _rebuild(ty: Type, parts: Any) -> Any:
+def rebuild_type(ty: Type, parts: Any) -> Any:
+    """The inverse of :func:`flatten_type`: values of ``ty``'s tensors, taken in order from
+    the iterator ``parts``, nested in ``ty``'s tuples."""
     if isinstance(ty, TupleType):
-        return tuple(_rebuild(f, parts) for f in ty.fields)
+        return tuple(rebuild_type(f, parts) for f in ty.fields)
     return next(parts)

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from relay.backend.lower import flatten_type, static_shape
+from relay.backend.lower import flatten_type, is_static, static_shape
 from relay.backend.vm.isa import JUMPS, Instruction, KernelCall, Opcode, VMFunction, VMProgram
 from relay.backend.vm.scalar import scalar_tree
 from relay.errors import CompileError
@@ -167,6 +167,7 @@ class _Program:
         self.constructor_index: dict[int, int] = {}
         self.messages: list[tuple[str, Any]] = []
         self.prims: list[Function] = []
+        self.outputs: list[list[tuple[tuple[int, ...], str]]] = []  # per kernel
         self.prim_index: dict[int, int] = {}
         self.references: list[Function] = []
         self.reference_index: dict[int, tuple[Opcode, int]] = {}
@@ -207,12 +208,13 @@ class _Program:
             return self.reference_index[id(func)]
         lowerable = _lowerable(func)
         if _static(func) and lowerable:
-            from relay.backend.graph_executor import _reshape_only
+            from relay.backend.graph_executor import reshape_only
 
-            if _reshape_only(func):
+            if reshape_only(func):
                 return Opcode.RESHAPE, -1
             self.prim_index[id(func)] = len(self.prims)
             self.prims.append(func)
+            self.outputs.append(_outputs(func))
             return Opcode.INVOKE, self.prim_index[id(func)]
         how = Opcode.INVOKE_DYNAMIC if lowerable else Opcode.INVOKE_REF
         self.reference_index[id(func)] = (how, len(self.references))
@@ -259,15 +261,11 @@ class _Program:
 
 def _static(func: Function) -> bool:
     try:
-        for p in func.params:
-            for t in flatten_type(p.checked_type):
-                static_shape(t)
-        ret = func.checked_type.ret_type  # type: ignore[attr-defined]
-        for t in flatten_type(ret):
-            static_shape(t)
-    except (CompileError, ValueError, AttributeError, TypeError):
+        types = [p.checked_type for p in func.params]
+        types.append(func.checked_type.ret_type)  # type: ignore[attr-defined]
+    except (ValueError, AttributeError):  # not type-checked
         return False
-    return True
+    return is_static(types)
 
 
 def _lowerable(func: Function) -> bool:
@@ -347,7 +345,7 @@ class _FunctionCode:
         specs: dict[int, tuple[tuple[int, ...], str]] = {}
         for ins in code:
             if ins[0] == Opcode.INVOKE:
-                outputs = _outputs(self.prog.prims[ins[1]])
+                outputs = self.prog.outputs[ins[1]]
                 specs.update(zip(ins[3], outputs, strict=True))
         code = _insert_kills(code, specs)
         return VMFunction(
@@ -770,7 +768,10 @@ def generate(mod: Module, entry: GlobalVar) -> tuple[VMProgram, list[Function]]:
     program = VMProgram(
         functions,
         first,
-        [KernelCall("", _outputs(f), scalar_tree(f)) for f in prog.prims],
+        [
+            KernelCall("", outputs, scalar_tree(f))
+            for f, outputs in zip(prog.prims, prog.outputs, strict=True)
+        ],
         prog.constants,
         prog.constructors,
         prog.references,

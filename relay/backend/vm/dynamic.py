@@ -23,7 +23,7 @@ import numpy as np
 
 from relay import flags
 from relay.backend.compiler import Kernel, compile_functions
-from relay.backend.lower import flatten_type, static_shape
+from relay.backend.lower import is_static
 from relay.backend.target import Target
 from relay.errors import RelayError
 from relay.ir.expr import Function, Var
@@ -111,8 +111,6 @@ def specialize(func: Function, args: tuple[Any, ...]) -> Function | None:
     try:
         typed = infer_type(Function(tuple(params), body, None, (), func.attrs, span=func.span))
         assert isinstance(typed, Function)
-        for t in flatten_type(typed.checked_type.ret_type):  # type: ignore[attr-defined]
-            static_shape(t)
     except RelayError:
         return None
-    return typed
+    return typed if is_static([typed.checked_type.ret_type]) else None  # type: ignore[attr-defined]

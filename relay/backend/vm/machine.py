@@ -34,14 +34,13 @@ import numpy as np
 
 from relay.backend.compiler import KernelLibrary
 from relay.backend.interpreter.values import ConstructorValue, RefValue, format_value
-from relay.backend.lower import static_shape
+from relay.backend.lower import rebuild_type, static_shape
 from relay.backend.runtime import aligned_empty, numpy_dtype
 from relay.backend.vm.dynamic import DynamicKernels
 from relay.backend.vm.isa import Opcode, VMProgram
 from relay.backend.vm.scalar import Defer, evaluator
 from relay.errors import ExecutionError
 from relay.ir.expr import Function
-from relay.ir.types import TupleType
 
 DEFAULT_MAX_STACK_DEPTH = 1_000_000
 """The default bound on pending calls (each frame costs about 100 bytes plus its registers)."""
@@ -176,7 +175,7 @@ def _checked(kernel: Any, prim: Function) -> Any:
         outs = args[len(kernel.inputs) : len(kernel.inputs) + n_out]
         params, it = [], iter(ins)
         for p in prim.params:
-            params.append(_rebuild(p.checked_type, it))
+            params.append(rebuild_type(p.checked_type, it))
         expected = interpret(prim, *params)
         why = difference(list(outs), expected)
         if why is not None:
@@ -353,6 +352,7 @@ class VirtualMachine:
             op = ins[0]
             if op == _INVOKE:
                 _, func, a, shape, dtype, pool, dst, extra = ins
+                # _alloc, written out: the loop's most frequent instruction
                 if pool is None:
                     out = aligned_empty(shape, dtype)
                 else:
@@ -492,7 +492,7 @@ class VirtualMachine:
         kernel.func(*args, *found.extra, *outs, *checks)
         if checks:
             kernel.raise_failed(checks)
-        return _rebuild(found.result, iter(outs))
+        return rebuild_type(found.result, iter(outs))
 
     def _alloc(self, shape: tuple[int, ...], dtype: Any, pool: list[Any] | None) -> Any:
         if pool is None:
@@ -515,12 +515,6 @@ class VirtualMachine:
         return ExecutionError(
             f"stack overflow: more than {self.max_stack_depth} nested calls (unbounded recursion?)"
         )
-
-
-def _rebuild(ty: Any, outs: Any) -> Any:
-    if isinstance(ty, TupleType):
-        return tuple(_rebuild(f, outs) for f in ty.fields)
-    return next(outs)
 
 
 def kernel_values(args: Sequence[Any]) -> list[Any]:
