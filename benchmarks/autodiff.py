@@ -1,6 +1,6 @@
 """Automatic differentiation costs: deriving, and running the derivative.
 
-    .venv/bin/python benchmarks/autodiff.py [--ops 5000]
+    .venv/bin/python benchmarks/autodiff.py [--ops 5000] [--runs 30]
 
 1. Derivation: the first-order gradient, the higher-order gradient and the forward-mode
    JVP of a straight-line chain of ``--ops`` elementwise operators (``tanh`` and
@@ -9,9 +9,11 @@
 2. Running on the reference interpreter: each derivative of a 500-operator chain over
    float32 vectors of 4096 elements, as a ratio to the forward function's time in the same
    run (the cost of differentiating, independent of the machine's speed).
-3. The MLP of the autodiff tests (196-32-10, batch 100): time to derive its gradient
-   through ``relay.grad``, the ratio of one gradient step to one forward evaluation, and
-   to the same step written by hand in numpy (checked to give the same gradients).
+3. The MLP of the workloads' training step (784-1024-1024-10, batch 128): the loss and
+   its gradients from ``relay.grad`` against the same written by hand in relay (forward
+   and backward pass), both compiled, and by hand in numpy; the three are checked to give
+   the same gradients, then timed interleaved (median of ``--runs``), with the number of
+   kernels each relay program compiles to.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from collections.abc import Callable
 import numpy as np
 
 import relay
-from relay import Tensor, float32
 from relay.ir import Expr, Function, Let, Module, TensorType, Var
 from relay.passes.forward_ad import jvp
 from relay.passes.gradient import gradient
@@ -91,65 +92,98 @@ def running(n: int = 500, size: int = 4096) -> None:
 
 
 @relay
-def mlp_loss(
-    w1: Tensor[float32, (196, 32)],
-    b1: Tensor[float32, (32,)],
-    w2: Tensor[float32, (32, 10)],
-    b2: Tensor[float32, (10,)],
-    x: Tensor[float32, (100, 196)],
-    y: Tensor[float32, (100, 10)],
-) -> Tensor[float32, ()]:
-    h = relay.nn.relu(x @ w1 + b1)
-    logits = h @ w2 + b2
-    return -np.sum(relay.nn.log_softmax(logits) * y) / 100.0
+def mlp_loss(w1, b1, w2, b2, w3, b3, x, y):  # type: ignore[no-untyped-def]
+    """The loss of the workloads' mlp_train_step (784-1024-1024-10, batch 128)."""
+    h1 = relay.nn.relu(relay.nn.dense(x, w1) + b1)
+    h2 = relay.nn.relu(relay.nn.dense(h1, w2) + b2)
+    logits = relay.nn.dense(h2, w3) + b3
+    return -np.sum(relay.nn.log_softmax(logits) * y) / 128.0
 
 
-def numpy_step(
-    w1: np.ndarray, b1: np.ndarray, w2: np.ndarray, b2: np.ndarray, x: np.ndarray, y: np.ndarray
+@relay
+def mlp_loss_and_grad_by_hand(w1, b1, w2, b2, w3, b3, x, y):  # type: ignore[no-untyped-def]
+    """The same loss and its gradients, the backward pass written by hand in relay."""
+    h1 = relay.nn.relu(relay.nn.dense(x, w1) + b1)
+    h2 = relay.nn.relu(relay.nn.dense(h1, w2) + b2)
+    logp = relay.nn.log_softmax(relay.nn.dense(h2, w3) + b3)
+    loss = -np.sum(logp * y) / 128.0
+    d3 = (np.exp(logp) * np.sum(y, axis=1, keepdims=True) - y) / 128.0
+    d2 = np.where(h2 > 0.0, d3 @ w3, 0.0)
+    d1 = np.where(h1 > 0.0, d2 @ w2, 0.0)
+    grads = (d1.T @ x, np.sum(d1, axis=0), d2.T @ h1, np.sum(d2, axis=0), d3.T @ h2)
+    return loss, (*grads, np.sum(d3, axis=0))
+
+
+def numpy_loss_and_grad(
+    w1: np.ndarray,
+    b1: np.ndarray,
+    w2: np.ndarray,
+    b2: np.ndarray,
+    w3: np.ndarray,
+    b3: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
 ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
-    """The same loss and its gradients written by hand in numpy (the peer)."""
-    pre = x @ w1 + b1
-    h = np.maximum(pre, 0)
-    logits = h @ w2 + b2
+    """The same again in numpy (the peer)."""
+    h1 = np.maximum(x @ w1.T + b1, 0)
+    h2 = np.maximum(h1 @ w2.T + b2, 0)
+    logits = h2 @ w3.T + b3
     shifted = logits - logits.max(axis=1, keepdims=True)
     logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    loss = -np.sum(logp * y) / 100.0
-    dlogits = (np.exp(logp) * y.sum(axis=1, keepdims=True) - y) / 100.0
-    dw2, db2 = h.T @ dlogits, dlogits.sum(axis=0)
-    dpre = (dlogits @ w2.T) * (pre > 0)
-    return loss, (x.T @ dpre, dpre.sum(axis=0), dw2, db2)
+    loss = -np.sum(logp * y) / 128.0
+    d3 = (np.exp(logp) * y.sum(axis=1, keepdims=True) - y) / 128.0
+    d2 = (d3 @ w3) * (h2 > 0)
+    d1 = (d2 @ w2) * (h1 > 0)
+    grads = (d1.T @ x, d1.sum(axis=0), d2.T @ h1, d2.sum(axis=0), d3.T @ h2)
+    return loss, (*grads, d3.sum(axis=0))
 
 
-def mlp() -> None:
-    rng = np.random.default_rng(0)
-    shapes = [(196, 32), (32,), (32, 10), (10,), (100, 196), (100, 10)]
-    args = [rng.standard_normal(s).astype("float32") for s in shapes]
-    args[5] = np.eye(10, dtype="float32")[rng.integers(0, 10, 100)]
+def mlp(runs: int) -> None:
+    from workloads import mlp_train_inputs
+
+    args = mlp_train_inputs()
+    mlp_loss(*args)  # the parameters' types come from the first call's arguments
     start = time.perf_counter()
-    step = relay.grad(mlp_loss, argnums=(0, 1, 2, 3))
-    _ = step.module
+    derived = relay.grad(mlp_loss, argnums=(0, 1, 2, 3, 4, 5))
+    _ = derived.module
     derive = time.perf_counter() - start
-    base = median(lambda: mlp_loss(*args), runs=5)
-    t = median(lambda: step(*args), runs=5)
-    print(f"\nMLP 196-32-10, batch 100: derive {derive * 1e3:.1f} ms; forward {base * 1e3:.2f} ms,")
-    print(f"  gradient step {t * 1e3:.2f} ms ({t / base:.2f}x forward) on the interpreter")
-    _, ours = step(*args)
-    _, theirs = numpy_step(*args)
-    for a, b in zip(ours, theirs, strict=True):  # the peer computes the same gradients
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-    peer = median(lambda: numpy_step(*args), runs=5)
+    by_hand = mlp_loss_and_grad_by_hand
+    results = [f(*args) for f in (derived, by_hand, numpy_loss_and_grad)]
+    for other in results[1:]:  # all three compute the same gradients
+        for a, b in zip(results[0][1], other[1], strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    kernels = [len(relay.build(f).kernels) for f in (derived, by_hand)]
+    times: dict[str, list[float]] = {"derived": [], "by hand": []}
+    for _ in range(runs):  # interleaved, so that the machine's noise hits both alike
+        for name, f in zip(times, (derived, by_hand), strict=True):
+            start = time.perf_counter()
+            f(*args)
+            times[name].append(time.perf_counter() - start)
+    # numpy apart: OpenBLAS's threads keep spinning after a product and would slow TVM's
+    times["numpy"] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        numpy_loss_and_grad(*args)
+        times["numpy"].append(time.perf_counter() - start)
+    t = {name: statistics.median(ts) for name, ts in times.items()}
+    print(f"\nMLP 784-1024-1024-10, batch 128, loss and gradients, compiled (median of {runs}):")
+    print(f"  relay.grad        {t['derived'] * 1e3:6.2f} ms  {kernels[0]} kernels")
     print(
-        f"  hand-written numpy step {peer * 1e3:.2f} ms ({t / peer:.2f}x: the interpreter's cost)"
+        f"  written by hand   {t['by hand'] * 1e3:6.2f} ms  {kernels[1]} kernels"
+        f"  (relay.grad's is {t['derived'] / t['by hand']:.2f}x its time)"
     )
+    print(f"  numpy by hand     {t['numpy'] * 1e3:6.2f} ms")
+    print(f"  deriving the gradient took {derive * 1e3:.1f} ms")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
     derivation(args.ops)
     running()
-    mlp()
+    mlp(args.runs)
 
 
 if __name__ == "__main__":

@@ -349,8 +349,8 @@ def build(
     opt_level: int = 3,
     entry: str = "main",
 ) -> Executable:
-    """Compile ``program`` (a Module's ``entry``, a ``@relay`` function, or a closed relay
-    Function) for ``target``; see the module docstring."""
+    """Compile ``program`` (a Module's ``entry``, a ``@relay`` function, its derivative from
+    ``relay.grad``/``relay.jvp``, or a closed relay Function) for ``target``; see the module docstring."""
     mod, gv, name = _entry_of(program, entry)
     tgt = Target.of(target)
     from relay.backend.cache import kernel_cache
@@ -487,9 +487,10 @@ def _cached_program(
 
 
 def _entry_of(program: Any, entry: str) -> tuple[Module, GlobalVar, str]:
+    from relay.frontend.autodiff import Derivative
     from relay.frontend.function import RelayFunction
 
-    if isinstance(program, RelayFunction):
+    if isinstance(program, (RelayFunction, Derivative)):
         return program.module, program.global_var, program.__name__
     if isinstance(program, Module):
         try:

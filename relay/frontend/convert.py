@@ -548,6 +548,31 @@ class FunctionConverter:
         bound = self.emit(name, ex.expr, ex.ty, annotation)
         env[name] = Ex(bound.expr, bound.ty, ex.weak and annotation is None)
 
+    def display(self, elts: list[ast.expr], env: dict[str, _Any]) -> tuple[Val, ...]:
+        """The items of a tuple or list display; ``*t`` splices the items of a tuple whose
+        length is known when the function is converted."""
+        items: list[Val] = []
+        for e in elts:
+            if not isinstance(e, ast.Starred):
+                items.append(self.expr(e, env))
+                continue
+            value = self.expr(e.value, env)
+            if isinstance(value, TupleVal):
+                items.extend(value.items)
+            elif isinstance(value, Py) and isinstance(value.value, tuple | list):
+                items.extend(Py(v) for v in value.value)
+            else:
+                ex = self.materialize(value, e.value)
+                if not isinstance(ex.ty, TupleType):
+                    raise self.error(
+                        "cannot splice *"
+                        + ast.unparse(e.value)
+                        + ": only a tuple whose length is known statically can be spliced",
+                        e,
+                    )
+                items.extend(self.unpack(ex, len(ex.ty.fields), e))
+        return tuple(items)
+
     def unpack(self, value: Val, n: int, node: ast.AST) -> list[Val]:
         if isinstance(value, TupleVal):
             if len(value.items) != n:
@@ -695,10 +720,8 @@ class FunctionConverter:
             raise self.unsupported(f"the literal {node.value!r}", node)
         if isinstance(node, ast.Name):
             return self.name(node, env)
-        if isinstance(node, ast.Tuple):
-            return TupleVal(tuple(self.expr(e, env) for e in node.elts))
-        if isinstance(node, ast.List):
-            return TupleVal(tuple(self.expr(e, env) for e in node.elts))
+        if isinstance(node, ast.Tuple | ast.List):
+            return TupleVal(self.display(node.elts, env))
         if isinstance(node, ast.BinOp):
             op = pyops.BINARY_OPS.get(type(node.op))
             if op is None:

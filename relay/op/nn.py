@@ -2808,7 +2808,9 @@ def _relu_grad(call: Call, out_grad: Expr) -> list[Expr | None]:
     (x,) = call.args
     if not carries_gradient(x):
         return [None]
-    return [_times_slope(_positive(x), out_grad, None)]
+    # relu(x) > 0 exactly where x > 0: testing the result lets fusion fold relu into the
+    # producer of x, whose unactivated output then need not be kept for the backward pass
+    return [_times_slope(_positive(call), out_grad, None)]
 
 
 @gradient_rule("nn.leaky_relu")

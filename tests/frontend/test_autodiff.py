@@ -543,3 +543,38 @@ def test_jvp_argnums_across_calls_computes_nothing_for_the_others() -> None:
     t = np.tanh(w @ X)
     dt = (1 - t**2) * (dw @ X)
     np.testing.assert_allclose(hvp, np.outer(-2 * t * dt, X))
+
+
+def dense_mlp_loss(w1, b1, w2, b2, x, y):
+    h = relay.nn.relu(relay.nn.dense(x, w1) + b1)
+    return -np.sum(relay.nn.log_softmax(relay.nn.dense(h, w2) + b2) * y) / 4.0
+
+
+def mlp_loss_and_grad_by_hand(w1, b1, w2, b2, x, y):
+    h = relay.nn.relu(relay.nn.dense(x, w1) + b1)
+    logp = relay.nn.log_softmax(relay.nn.dense(h, w2) + b2)
+    d2 = (np.exp(logp) * np.sum(y, axis=1, keepdims=True) - y) / 4.0
+    d1 = np.where(h > 0.0, d2 @ w2, 0.0)
+    grads = (d1.T @ x, np.sum(d1, axis=0), d2.T @ h, np.sum(d2, axis=0))
+    return -np.sum(logp * y) / 4.0, grads
+
+
+def test_the_mlp_gradient_compiles_to_no_more_kernels_than_written_by_hand() -> None:
+    # issue 6: the first-order gradient fuses and compiles as well as hand-written backward
+    # code (benchmarks/autodiff.py times the two at the workloads' size)
+    rng = np.random.default_rng(0)
+    shapes = [(8, 6), (8,), (3, 8), (3,), (4, 6)]
+    args = [rng.standard_normal(s).astype("float32") for s in shapes]
+    args.append(np.eye(3, dtype="float32")[[0, 2, 1, 2]])
+    derived = relay.grad(relay.function(dense_mlp_loss), argnums=(0, 1, 2, 3))
+    by_hand = relay.function(mlp_loss_and_grad_by_hand)
+    (loss, grads), (loss_by_hand, grads_by_hand) = derived(*args), by_hand(*args)
+    np.testing.assert_allclose(loss, loss_by_hand, rtol=1e-6)
+    for a, b in zip(grads, grads_by_hand, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    built = [relay.build(f) for f in (derived, by_hand)]
+    assert [b.kind for b in built] == ["graph", "graph"]
+    assert len(built[0].kernels) <= len(built[1].kernels)
+    # relu's gradient tests relu's result, so relu fuses into the dense before it
+    assert built[0].kernels[0] == "fused_dense_add_relu_0"
+    assert (len(built[0].kernels), len(built[1].kernels)) == (13, 14)

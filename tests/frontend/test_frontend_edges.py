@@ -198,3 +198,17 @@ def test_messages_for_unsupported_uses():
     with pytest.raises(relay.FrontendError) as info:
         relay.function(loop_local)
     assert info.value.message.startswith("y is assigned only inside the loop at line")
+
+
+def splices(x: Tensor[float32, (3,)], pair: tuple[Tensor[float32, (3,)], Tensor[float32, (3,)]]):
+    local = (x + 1.0, x * 2.0)
+    return (*local, *pair, *[x - 1.0], *(), 4.0)
+
+
+def test_starred_items_splice_tuples_of_known_length():
+    p = (F3 * 10, F3 * 100)
+    out = relay.function(splices)(F3, p)
+    expected = (F3 + 1, F3 * 2, p[0], p[1], F3 - 1, np.float32(4.0))
+    assert len(out) == len(expected)
+    for got, want in zip(out, expected, strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -208,3 +208,14 @@ def test_grad_of_a_function_returning_a_tuple():
 def test_lambda_cannot_be_decorated():
     with pytest.raises(relay.FrontendError, match="cannot read the source of a lambda"):
         relay.function(lambda x: x)
+
+
+def test_splicing_a_tensor():
+    def f(x: Tensor[float32, (3,)]):
+        return (*x, 1.0)  # MARK-splice
+
+    err = error_of(f)
+    assert err.message == (
+        "cannot splice *x: only a tuple whose length is known statically can be spliced"
+    )
+    assert (err.span.line, err.span.column) == (line_of("# MARK-splice"), 17)
