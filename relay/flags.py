@@ -11,6 +11,8 @@ RELAY_CACHE_DIR    ""       where compiled kernels are cached ("" = the user cac
 RELAY_CACHE        1        0: never read or write the on-disk kernel cache
 RELAY_CACHE_MB     1024     the on-disk kernel cache's size bound (least recently used go)
 RELAY_FAST_MATH    1        0: exact exp/tanh/sigmoid in compiled code (no approximations)
+RELAY_NATIVE_LOOPS 1        0: the VM runs loops instruction by instruction instead of
+                            compiling them into one kernel (:mod:`relay.backend.vm.loops`)
 =================  =======  ===========================================================
 
 Tests override them with :func:`override`::
@@ -47,6 +49,7 @@ class Flags:
     cache: bool = True
     cache_mb: int = 1024
     fast_math: bool = True
+    native_loops: bool = True
 
     @staticmethod
     def from_env() -> Flags:
@@ -59,6 +62,7 @@ class Flags:
             cache=_env_int("RELAY_CACHE", 1) > 0,
             cache_mb=_env_int("RELAY_CACHE_MB", 1024),
             fast_math=_env_int("RELAY_FAST_MATH", 1) > 0,
+            native_loops=_env_int("RELAY_NATIVE_LOOPS", 1) > 0,
         )
 
 

@@ -92,6 +92,7 @@ def library_metadata(lib: KernelLibrary) -> list[dict[str, Any]]:
             "constants": [array_json(c) for c in k.constants],
             "anchor": k.anchor,
             "checks": [[message, _span_json(span)] for message, span in k.checks],
+            "calls": k.calls,
         }
         for k in lib.kernels.values()
     ]
@@ -107,6 +108,7 @@ def kernels_from_metadata(records: list[dict[str, Any]]) -> dict[str, Kernel]:
             [array_from_json(c) for c in r["constants"]],
             r.get("anchor", ""),
             checks=[(message, _span_from_json(span)) for message, span in r.get("checks", [])],
+            calls=dict(r.get("calls", {})),
         )
         for r in records
     }
@@ -167,9 +169,14 @@ def program_version() -> str:
 
 def program_key(text: str, target: Any, opt_level: int) -> str:
     """The program cache's key: a program's text (its typed functions), the target, the
-    opt level and :func:`program_version`."""
+    opt level, whether loops compile into kernels, and :func:`program_version`."""
+    from relay import flags
+
+    loops = "native-loops" if flags.get().native_loops else "vm-loops"
     h = hashlib.sha256()
-    h.update(f"program {PROGRAM_FORMAT} {program_version()} {target.key} {opt_level}\n".encode())
+    h.update(
+        f"program {PROGRAM_FORMAT} {program_version()} {target.key} {opt_level} {loops}\n".encode()
+    )
     h.update(text.encode())
     return h.hexdigest()
 

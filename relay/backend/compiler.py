@@ -48,6 +48,9 @@ class Kernel:
     checks: list[tuple[str, Span | None]] = field(default_factory=list)
     """Run-time checks (see :class:`relay.backend.lower.LoweredFunc`): the kernel takes
     one int32 ``(1,)`` flag buffer per check after its outputs."""
+    calls: dict[str, str] = field(default_factory=dict)
+    """For a compiled loop (:mod:`relay.backend.vm.loops`): the kernels it calls, by the
+    name it finds them under in TVM's global registry."""
 
     def raise_failed(self, flags: list[np.ndarray[Any, Any]]) -> None:
         """Raise the ExecutionError of the first failed check, if any (``flags`` as written
@@ -107,10 +110,26 @@ class KernelLibrary:
         return self.kernels[name]
 
     def bind(self) -> None:
-        """Look every kernel's function up once (each lookup costs ~13 us)."""
+        """Look every kernel's function up once (each lookup costs ~13 us), and register
+        the kernels that compiled loops call under the names they call them by."""
         for k in self.kernels.values():
             if k.func is None:
                 k.func = self.module[k.name]
+        for k in self.kernels.values():
+            for name, symbol in k.calls.items():
+                _register_once(name, self.kernels[symbol].func)
+
+
+def _register_once(name: str, func: Any) -> None:
+    """Register ``func`` under ``name`` unless a function is registered there already (a
+    compiled loop caches the function it looks up, so one registered must never be
+    replaced; names are unique to the kernel's code, so the first serves)."""
+    from relay.backend.runtime import tvm
+
+    tvm_ = tvm()
+    with _EXPORT_LOCK:
+        if tvm_.get_global_func(name, allow_missing=True) is None:
+            tvm_.register_global_func(name, func)
 
 
 def kernel_name(func: Function, ops: Sequence[str], index: int) -> str:

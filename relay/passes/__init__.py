@@ -13,6 +13,7 @@ from relay.passes.fuse_ops import FuseOps, fuse_ops
 from relay.passes.gradient import Gradient, gradient
 from relay.passes.infer_type import InferType
 from relay.passes.inline import Inline, inline
+from relay.passes.inline_local import InlineLocalFunctions, inline_local_functions
 from relay.passes.instruments import (
     CheckInstrument,
     DumpIR,
@@ -80,6 +81,7 @@ for _factory in (
     ToGraphNormalForm,
     ToBasicBlockNormalForm,
     EtaExpand,
+    InlineLocalFunctions,
     EliminateCommonSubexpr,
     FoldConstant,
     FuseOps,
@@ -105,6 +107,7 @@ __all__ = [
     "Gradient",
     "InferType",
     "Inline",
+    "InlineLocalFunctions",
     "LambdaLift",
     "ModulePass",
     "Pass",
@@ -130,6 +133,7 @@ __all__ = [
     "fuse_ops",
     "gradient",
     "inline",
+    "inline_local_functions",
     "is_a_normal_form",
     "is_basic_block_normal_form",
     "is_constant",

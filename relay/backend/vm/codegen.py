@@ -4,7 +4,8 @@ The compiler follows TVM's ``src/relay/backend/vm/compiler.cc`` in outline:
 
 1. **Lambda lifting** (:mod:`relay.passes.lambda_lift`): every local function becomes a
    global; one with free variables becomes a global that takes the captured values and
-   returns the closure (``Closure=1``).
+   returns the closure (``Closure=1``). Local functions called only once are inlined first
+   (:mod:`relay.passes.inline_local`).
 2. **A-normal form** (:mod:`relay.passes.normal_form`): every intermediate value has a
    name, so each ``let`` is one step and its variable one register.
 3. **Code generation**, one global at a time, over the let chains:
@@ -132,12 +133,22 @@ def run_time_checks(mod: Module, entry: GlobalVar) -> str | None:
 
 
 def prepare(mod: Module) -> Module:
-    """Lambda-lift and put into A-normal form (steps 1 and 2). The fused functions keep
-    their types (neither pass looks into them); nothing else needs any."""
-    from relay.passes import LambdaLift, ToANormalForm
+    """Inline the local functions called once (the frontend's join points, which would
+    otherwise make a closure per loop iteration: :mod:`relay.passes.inline_local`),
+    lambda-lift and put into A-normal form (steps 1 and 2). The fused functions keep their
+    types (no pass looks into them); nothing else needs any after lambda lifting."""
+    from relay.passes import InferType, LambdaLift, ToANormalForm
+    from relay.passes.inline_local import inline_local_functions
 
+    inlined = Module(type_definitions=dict(mod.type_definitions))
+    changed = False
+    for gv, func in mod.functions.items():
+        new = func if func.attrs.get("Primitive") == 1 else inline_local_functions(func)
+        changed = changed or new is not func
+        assert isinstance(new, Function)
+        inlined.add(gv, new)
     # applied directly: a Sequential would skip them below their opt levels
-    return ToANormalForm()(LambdaLift()(mod))
+    return ToANormalForm()(LambdaLift()(InferType()(inlined) if changed else mod))
 
 
 # -- code generation ------------------------------------------------------------------------------

@@ -97,6 +97,10 @@ class VMFunction:
     """Registers preloaded with a constant, by the constant's index in the program."""
     globals: dict[int, int] = field(default_factory=dict)
     """Registers preloaded with a closure of a function that captures nothing."""
+    native: list[Instruction] | None = None
+    """For a loop compiled into one kernel (:mod:`relay.backend.vm.loops`), the code the
+    machine runs instead of ``code``: an invoke of that kernel. ``code`` stays, for runs
+    that check each kernel against the interpreter."""
 
     @property
     def arity(self) -> int:
@@ -155,6 +159,10 @@ class VMProgram:
                 out.append(f"  %{r} = closure {self.functions[g].name}()")
             for pc, ins in enumerate(f.code):
                 out.append(f"  {pc:>3}: {self.format_instruction(ins)}")
+            if f.native is not None:
+                out.append("  compiled into one kernel; what runs:")
+                for pc, ins in enumerate(f.native):
+                    out.append(f"  {pc:>3}: {self.format_instruction(ins)}")
         return "\n".join(out) + "\n"
 
     def format_instruction(self, ins: Instruction) -> str:
@@ -244,6 +252,7 @@ def program_to_json(program: VMProgram) -> dict[str, Any]:
                 "code": [_json_operands(ins) for ins in f.code],
                 "constants": {str(r): k for r, k in f.constants.items()},
                 "globals": {str(r): g for r, g in f.globals.items()},
+                "native": None if f.native is None else [_json_operands(ins) for ins in f.native],
             }
             for f in program.functions
         ],
@@ -280,6 +289,7 @@ def program_from_json(data: dict[str, Any], module: Any, constants: list[Any]) -
             [_instruction(ins) for ins in f["code"]],
             {int(r): k for r, k in f["constants"].items()},
             {int(r): g for r, g in f["globals"].items()},
+            None if f.get("native") is None else [_instruction(ins) for ins in f["native"]],
         )
         for f in data["functions"]
     ]
@@ -300,7 +310,7 @@ def program_from_json(data: dict[str, Any], module: Any, constants: list[Any]) -
         functions,
         data["entry"],
         [
-            KernelCall(k["symbol"], [(tuple(s), d) for s, d in k["outputs"]])
+            KernelCall(k["symbol"], [(tuple(s), d) for s, d in k["outputs"]], k.get("scalar"))
             for k in data["kernels"]
         ],
         constants,

@@ -240,10 +240,12 @@ class VirtualMachine:
             for r, g in f.globals.items():
                 linked.template[r] = VMClosure(g, (), program, self.owner)
         for f, linked in zip(program.functions, self.functions, strict=True):
-            linked.code = [self._link(ins) for ins in f.code]
+            # a compiled loop runs as one kernel, except when each kernel is to be checked
+            code = f.native if f.native is not None and check is None else f.code
+            linked.code = [self._link(ins) for ins in code]
             if profile:
                 linked.code = _Counting(
-                    linked.code, [Opcode(i[0]).name.lower() for i in f.code], self.opcode_counts
+                    linked.code, [Opcode(i[0]).name.lower() for i in code], self.opcode_counts
                 )
 
     # -- linking ----------------------------------------------------------------------------------
