@@ -48,7 +48,7 @@ import numpy as np
 from relay import flags
 from relay.backend.compiler import Kernel, KernelLibrary
 from relay.ir.span import Span
-from relay.ir.types import TensorType
+from relay.ir.types import Any as AnyDim, TensorType
 
 FORMAT = 1
 """The metadata format version; entries of another version are misses."""
@@ -64,11 +64,12 @@ def default_directory() -> Path:
 
 
 def _type_json(t: TensorType) -> list[Any]:
-    return [list(t.shape), str(t.dtype)]
+    """A kernel's tensor type; a ``?`` dimension (a dynamic kernel's size) is null."""
+    return [[d if isinstance(d, int) else None for d in t.shape], str(t.dtype)]
 
 
 def _type_from_json(j: list[Any]) -> TensorType:
-    return TensorType(tuple(int(d) for d in j[0]), str(j[1]))
+    return TensorType(tuple(AnyDim if d is None else int(d) for d in j[0]), str(j[1]))
 
 
 def array_json(a: np.ndarray[Any, Any]) -> str:

@@ -22,6 +22,11 @@ lowered Relay's primitive functions:
   (named ``relay_barrier``) that the schedules compute as a stage of its own instead of
   inlining it: the kernel makes one more pass over memory, and compile time stays linear.
 
+A function whose types have ``?`` dimensions lowers with one size variable standing for all
+of them (:func:`kernel_shape`): :mod:`relay.backend.vm.dynamic` makes such functions only
+where every ``?`` is the same size at run time (an elementwise function over a flattened
+``(?, 16)`` view of its operands), and only the elementwise rules accept them.
+
 The *anchor* is the call with the highest fusion pattern (TVM's ``OpPatternKind``: an
 ``OUT_ELEMWISE_FUSABLE`` matmul or convolution over a reduction over injective ops); the
 CPU schedules (:mod:`relay.backend.schedule`) are chosen by it.
@@ -29,6 +34,7 @@ CPU schedules (:mod:`relay.backend.schedule`) are chosen by it.
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +43,7 @@ import numpy as np
 from relay.errors import CompileError
 from relay.ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
 from relay.ir.span import Span
-from relay.ir.types import TensorType, TupleType, Type
+from relay.ir.types import TensorType, TupleType, Type, _AnyDim
 from relay.op.registry import LoweringCall, OpPattern, get_op
 
 
@@ -75,6 +81,36 @@ def static_shape(ty: TensorType) -> tuple[int, ...]:
     return tuple(out)
 
 
+_SIZE: contextvars.ContextVar[Any] = contextvars.ContextVar("relay_kernel_size", default=None)
+"""The size variable of the function being lowered, when its types have ``?`` dimensions."""
+
+
+def kernel_shape(ty: TensorType) -> tuple[Any, ...]:
+    """``ty``'s shape for a TE computation: its static dimensions, and each ``?`` the size
+    variable of the function being lowered (a CompileError outside such a function, or for
+    a shape variable)."""
+    size = _SIZE.get()
+    if size is None:
+        return static_shape(ty)
+    out: list[Any] = []
+    for d in ty.shape:
+        if isinstance(d, int):
+            out.append(d)
+        elif isinstance(d, _AnyDim):
+            out.append(size)
+        else:
+            return static_shape(ty)  # raises: a shape variable has no size here
+    return tuple(out)
+
+
+def static_dim(d: Any) -> int | None:
+    """A TE shape's dimension as an int, or None for the size variable."""
+    try:
+        return int(d)
+    except TypeError:
+        return None
+
+
 @dataclass
 class LoweredFunc:
     """A primitive function as a PrimFunc, before scheduling.
@@ -94,6 +130,9 @@ class LoweredFunc:
     checks: list[tuple[str, Span | None]] = field(default_factory=list)
     """Run-time checks: after the outputs, one int32 ``(1,)`` flag per check, nonzero when
     the check failed, with the message and span to report."""
+    parallel: bool | None = None
+    """For a function with ``?`` dimensions (whose loop extents are not known when it is
+    scheduled): whether its outer loop runs in parallel (``Parallel=1`` on the function)."""
 
 
 def _type_of(e: Expr) -> Type:
@@ -124,6 +163,25 @@ def _flatten_value(v: Any) -> list[Any]:
 def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
     """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc)."""
     from relay.backend.runtime import tvm
+
+    dynamic = any(
+        isinstance(d, _AnyDim)
+        for p in func.params
+        for t in flatten_type(p.type_annotation or _type_of(p))
+        for d in t.shape
+    )
+    token = _SIZE.set(tvm().tirx.Var("n", "int64") if dynamic else None)
+    try:
+        lowered = _lower(func, fast_math)
+    finally:
+        _SIZE.reset(token)
+    if dynamic:
+        lowered.parallel = func.attrs.get("Parallel") == 1
+    return lowered
+
+
+def _lower(func: Function, fast_math: bool) -> LoweredFunc:
+    from relay.backend.runtime import tvm
     from relay.op.lowering.elemwise import BINDINGS
 
     te = tvm().te
@@ -134,7 +192,7 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
         ty = p.type_annotation or _type_of(p)
         parts = []
         for t in flatten_type(ty):
-            ph = te.placeholder(static_shape(t), str(t.dtype), name=f"p{len(placeholders)}")
+            ph = te.placeholder(kernel_shape(t), str(t.dtype), name=f"p{len(placeholders)}")
             placeholders.append(ph)
             inputs.append(t)
             parts.append(ph)
@@ -252,8 +310,8 @@ def _check_flag(te: Any, violated: Any, index: int) -> Any:
     from relay.backend.runtime import tvm
 
     tirx = tvm().tirx
-    shape = [int(d) for d in violated.shape]
-    if 0 in shape:
+    shape = list(violated.shape)
+    if any(static_dim(d) == 0 for d in shape):
         return None
 
     def flag(*i: Any) -> Any:

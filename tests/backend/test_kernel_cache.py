@@ -223,3 +223,21 @@ def test_kernels_compiled_in_parts_export_as_one_library(cache_dir: Path) -> Non
     x, w = np.ones((4, 32), np.float32), np.full((8, 32), 0.5, np.float32)
     (out,) = reloaded[again[1]](x, w)
     np.testing.assert_array_equal(out, np.full((4, 8), 16.0, np.float32))
+
+
+def test_a_kernel_for_every_size_is_cached_with_its_unknown_dimension(cache_dir: Path) -> None:
+    from relay.backend.vm.dynamic import elementwise_variant
+    from relay.ir.types import Any
+
+    dynamic = primitive_op_function("negative", (np.zeros(5, np.float32),), {})
+    variant = elementwise_variant(dynamic, (True,), (Any, 16), parallel=0)  # a (?, 16) block
+    assert variant is not None
+    compile_functions([variant], Target())
+    kernel_cache().clear_memory()
+    lib, (sym,) = compile_functions([variant], Target())
+    assert kernel_cache().disk_hits >= 1
+    assert [tuple(t.shape) for t in lib[sym].inputs] == [(Any, 16)]
+    x = np.arange(48, dtype=np.float32).reshape(3, 16)
+    out = np.empty_like(x)
+    lib[sym].func(x, out)
+    np.testing.assert_array_equal(out, -x)

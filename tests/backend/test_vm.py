@@ -273,20 +273,64 @@ def test_higher_order_gradient_of_a_loop_runs_on_the_vm() -> None:
 def test_dynamic_shapes_get_kernels_specialized_at_run_time() -> None:
     exe = build(
         """
-def @main(%x: Tensor[(?,), float32], %c: bool) -> Tensor[(?,), float32] {
-  if (%c) { exp(%x) } else { negative(%x) }
+def @main(%x: Tensor[(?, 4), float32], %c: bool) -> Tensor[(4,), float32] {
+  if (%c) { sum(exp(%x), axis=[0]) } else { max(%x, axis=[0]) }
 }"""
     )
     assert exe.vm is not None
     text = exe.vm.program.astext()
     assert "invoke_dynamic ref[0](%0)" in text and "invoke_dynamic ref[1](%0)" in text
-    x = np.array([0, 1, 2], np.float32)
-    np.testing.assert_allclose(exe(x, np.bool_(True)), np.exp(x), rtol=1e-6)
-    np.testing.assert_allclose(exe(x * 2, np.bool_(True)), np.exp(x * 2), rtol=1e-6)
-    np.testing.assert_array_equal(exe(x[:2], np.bool_(False)), -x[:2])
-    np.testing.assert_array_equal(exe(np.zeros(0, np.float32), np.bool_(False)), np.zeros(0))
-    # one kernel per function and shape: exp at (3,), negative at (2,) and (0,)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    np.testing.assert_allclose(exe(x, np.bool_(True)), np.exp(x).sum(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(exe(x * 2, np.bool_(True)), np.exp(x * 2).sum(axis=0), rtol=1e-6)
+    np.testing.assert_array_equal(exe(x[:2], np.bool_(False)), x[:2].max(axis=0))
+    # one kernel per function and shape: the sum at (3, 4), the max at (2, 4)
+    assert exe.vm.dynamic.compiled == 2
+
+
+def test_elementwise_functions_get_one_kernel_for_every_size() -> None:
+    exe = build(
+        """
+def @main(%x: Tensor[(?, ?), float32], %y: Tensor[(?, ?), float32], %s: float32, %c: bool)
+    -> Tensor[(?, ?), float32] {
+  if (%c) { tanh(%x * %y + %s) } else { negative(%x) }
+}"""
+    )
+    assert exe.vm is not None
+    rng = np.random.default_rng(0)
+    # empty, shorter than a vector, around 16, and past the parallel threshold (16,384)
+    for shape in [(0, 3), (1, 1), (3, 5), (2, 8), (1, 17), (33, 7), (300, 70)]:
+        x, y = rng.standard_normal((2, *shape), dtype=np.float32)
+        want = np.tanh(x.astype(np.float64) * y + 0.5)
+        np.testing.assert_allclose(exe(x, y, np.float32(0.5), np.bool_(True)), want, atol=1e-6)
+        np.testing.assert_array_equal(exe(x, y, np.float32(0.5), np.bool_(False)), -x)
+    # a (1, 1) operand is a scalar here: y broadcast against x
+    x = rng.standard_normal((5, 6), dtype=np.float32)
+    one = np.full((1, 1), 2.0, np.float32)
+    np.testing.assert_allclose(
+        exe(x, one, np.float32(0), np.bool_(True)), np.tanh(x * 2), atol=1e-6
+    )
+    # each function compiled once for (full, full) operands and once with y a scalar
     assert exe.vm.dynamic.compiled == 3
+
+
+def test_an_elementwise_kernel_for_every_size_keeps_its_checks() -> None:
+    exe = build(
+        """
+def @main(%x: Tensor[(?,), int32], %d: Tensor[(?,), int32], %c: bool) -> Tensor[(?,), int32] {
+  if (%c) { floor_divide(%x, %d) } else { %x }
+}"""
+    )
+    x = np.arange(40, dtype=np.int32) - 20
+    d = np.full(40, 3, np.int32)
+    np.testing.assert_array_equal(exe(x, d, np.bool_(True)), x // 3)
+    d[37] = 0  # in the tail, past the 16-wide block
+    with pytest.raises(ExecutionError) as vm_err:
+        exe(x, d, np.bool_(True))
+    with pytest.raises(ExecutionError) as interp_err:
+        exe.interpret(x, d, np.bool_(True))
+    assert vm_err.value.message == interp_err.value.message
+    assert exe.vm is not None and exe.vm.dynamic.compiled == 1
 
 
 def test_a_shape_that_depends_on_values_runs_the_references() -> None:
@@ -312,13 +356,13 @@ def test_specializations_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dynamic, "MAX_SPECIALIZATIONS", 2)
     exe = build(
         """
-def @main(%x: Tensor[(?,), float32], %c: bool) -> Tensor[(?,), float32] {
-  if (%c) { exp(%x) } else { %x }
+def @main(%x: Tensor[(?,), float32], %c: bool) -> float32 {
+  if (%c) { sum(exp(%x)) } else { 0f }
 }"""
     )
     for n in range(1, 6):
         x = np.linspace(0, 1, n, dtype=np.float32)
-        np.testing.assert_allclose(exe(x, np.bool_(True)), np.exp(x), rtol=1e-6)
+        np.testing.assert_allclose(exe(x, np.bool_(True)), np.exp(x).sum(), rtol=1e-6)
     assert exe.vm is not None and exe.vm.dynamic.compiled == 2
 
 

@@ -14,6 +14,7 @@ import pytest
 
 import relay
 from relay import Tensor, flags, float32
+from relay.backend.vm.isa import Opcode
 from relay.backend.vm.loops import Leaf, find_loops
 from relay.errors import ExecutionError
 
@@ -211,7 +212,7 @@ def test_a_failed_check_inside_the_loop_raises_the_vms_error() -> None:
     np.testing.assert_array_equal(pick(xs, 2), np.full(3, 2, np.float32))  # still usable
 
 
-def test_loops_with_calls_closures_or_data_stay_on_the_vm() -> None:
+def test_nested_loops_compile_the_inner_driver_called_by_the_outer() -> None:
     @relay
     def nested(x: Tensor[float32, (3,)], n: int):
         for i in range(n):
@@ -222,9 +223,35 @@ def test_loops_with_calls_closures_or_data_stay_on_the_vm() -> None:
     x = np.array([1, 2, 3], np.float32)
     for n in (0, 3, 5):
         agree(nested, x, n)
-    # the inner loop compiles; the outer one calls it, and runs on the VM
-    assert native(vm_of(nested, x, 3)) == ["nested_lifted0"]
+    vm = vm_of(nested, x, 3)
+    assert native(vm) == ["nested_lifted1", "nested_lifted0"]
+    outer = vm.program.functions[vm.program.function_index("nested_lifted1")]
+    assert any(ins[0] == Opcode.CALL for ins in outer.code)  # the call the driver makes
 
+
+def test_a_failed_check_in_an_inner_loop_stops_both_drivers() -> None:
+    @relay
+    def pick(xs: Tensor[float32, (4, 3)], n: int, m: int):
+        acc = np.zeros(3, dtype=np.float32)
+        for i in range(m):
+            for t in range(n):
+                acc = acc + xs[t] * (i + 1.0)
+        return acc
+
+    xs = np.ones((4, 3), np.float32)
+    np.testing.assert_array_equal(agree(pick, xs, 4, 2), np.full(3, 12, np.float32))
+    assert native(vm_of(pick, xs, 4, 2)) == ["pick_lifted1", "pick_lifted0"]
+    with pytest.raises(ExecutionError) as compiled:
+        pick(xs, 6, 2)
+    with flags.override(native_loops=False):
+        plain = relay.function(pick.__wrapped__)  # type: ignore[attr-defined]
+        with pytest.raises(ExecutionError) as stepped:
+            plain(xs, 6, 2)
+    assert compiled.value.message == stepped.value.message
+    assert compiled.value.span == stepped.value.span and compiled.value.span is not None
+
+
+def test_loops_with_closures_or_data_stay_on_the_vm() -> None:
     exe = relay.build(
         relay.parse(
             relay.std.prelude_text()

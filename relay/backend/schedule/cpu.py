@@ -361,6 +361,27 @@ def schedule_generic_rfactor(sch: Any, lowered: LoweredFunc) -> None:
     schedule_generic(sch, lowered, rfactor=True)
 
 
+def schedule_dynamic(sch: Any, lowered: LoweredFunc) -> None:
+    """A function with ``?`` dimensions (an elementwise kernel of :mod:`relay.backend.vm.
+    dynamic` over a ``(n, 16)`` view of its operands, or over their ``(n,)`` tail):
+    producers inlined; in each remaining block the static inner loop of :data:`VECTOR`
+    vectorized, and the outer loops, whose extent is the size variable, fused and run in
+    parallel when ``lowered.parallel`` (the caller picks the parallel kernel for large
+    sizes, which the schedule cannot see)."""
+    inline_producers(sch)
+    root = sch.get_sblock("root")
+    for block in sch.get_child_blocks(root):
+        loops = sch.get_loops(block)
+        if not loops or is_reduction(sch, block):
+            continue
+        inner = sch.get(loops[-1]).extent
+        if isinstance(inner, _tirx().IntImm) and int(inner) == VECTOR:
+            sch.vectorize(loops[-1])
+            loops = loops[:-1]
+        if loops and lowered.parallel:
+            sch.parallel(sch.fuse(*loops) if len(loops) > 1 else loops[0])
+
+
 Rule = Callable[[Any, LoweredFunc], None]
 
 
@@ -383,7 +404,9 @@ def schedule_cpu(lowered: LoweredFunc) -> Any:
     s_tir = tvm().s_tir
     rule = _rules().get(lowered.anchor)
     attempts: list[Rule] = [schedule_generic_rfactor, schedule_generic]
-    if rule is not None:
+    if lowered.parallel is not None:
+        attempts = [schedule_dynamic]
+    elif rule is not None:
         attempts.insert(0, rule)
     for attempt in attempts:
         sch = s_tir.Schedule(lowered.prim_func)

@@ -7,9 +7,11 @@ Python: ~6 us of the VM's own time per iteration against ~5 us of arithmetic. Th
 compiles such a function into a *driver*, a TIR function that does what the VM would do:
 
 1. **Eligibility.** The function's code uses only ``invoke`` (a static kernel), ``reshape``,
-   ``move``, ``tuple``, ``field``, ``if``, ``jump``, ``kill``, ``ret`` and tail calls of
-   itself, and has at least one such tail call: no calls of other functions, closures,
-   data types, references, or kernels whose shapes are known only at run time.
+   ``move``, ``tuple``, ``field``, ``if``, ``jump``, ``kill``, ``ret``, tail calls of
+   itself (at least one), and calls of functions already compiled this way (inner loops,
+   whose drivers the outer driver calls like kernels; the search repeats until nothing
+   new qualifies): no other calls, closures, data types, references, or kernels whose
+   shapes are known only at run time.
 2. **Register types**, by propagation to a fixpoint: from kernels' inputs and outputs,
    constants, reshapes, tuples and fields, moves, conditions (boolean scalars), and between
    a tail call's arguments and the parameters it rebinds. Every register the code uses must
@@ -18,7 +20,8 @@ compiles such a function into a *driver*, a TIR function that does what the VM w
    nothing). Each tensor register gets a buffer allocated once per call of the driver; a
    ``reshape`` is a view of its source's buffer. A parameter that every tail call passes
    back unchanged (the loop's captured values) is read in place from the driver's
-   argument; the others are the loop's *state*, copied into state buffers on entry.
+   argument; the others are the loop's *state*, copied into state buffers on entry. The
+   function's constants are constant inputs of the driver.
 4. **Control.** The code generator lays out ``if`` as a conditional jump over the true
    branch, with a ``jump`` past the false branch when the ``if`` has a value; that layout
    is turned back into an if/else tree. The tree runs in a ``while`` loop: ``invoke`` is a
@@ -38,6 +41,7 @@ is that of its packed calls, ~20 ns each, instead of the VM's ~0.5 us per instru
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +49,7 @@ import numpy as np
 
 from relay.backend.compiler import Kernel, KernelLibrary
 from relay.backend.lower import flatten_type, is_static, static_shape
+from relay.backend.runtime import as_kernel_array
 from relay.backend.target import Target
 from relay.backend.vm.isa import Instruction, KernelCall, Opcode, VMProgram
 from relay.errors import CompileError
@@ -94,8 +99,8 @@ class LoopPlan:
     types: dict[int, RegType]
     result: RegType
     inputs: list[int]
-    """The registers passed to the driver: the function's captured values and parameters,
-    then its constant registers (each flattened into its tensors)."""
+    """The registers passed to the driver: the function's captured values and parameters
+    (each flattened into its tensors); its constants are the driver's own."""
     invariant: set[int] = field(default_factory=set)
     """Parameters every tail call passes back unchanged (read in place)."""
 
@@ -109,34 +114,40 @@ class _NotALoop(Exception):
 
 def find_loops(program: VMProgram, prims: list[Function]) -> list[LoopPlan]:
     """The functions of ``program`` that compile into drivers (see the module docstring,
-    steps 1 and 2); ``prims[k]`` is the primitive function of ``program.kernels[k]``."""
-    plans = []
-    for index, f in enumerate(program.functions):
-        if not any(ins[0] == Opcode.TAIL_CALL and ins[1] == index for ins in f.code):
-            continue
-        try:
-            types, result = _register_types(program, prims, index)
-        except _NotALoop:
-            continue
-        arity = list(range(f.arity))
-        invariant = {
-            r
-            for r in arity
-            if all(
-                ins[2][r] == r for ins in f.code if ins[0] == Opcode.TAIL_CALL and ins[1] == index
-            )
-        }
-        plans.append(
-            LoopPlan(
-                index,
-                f"loop_{_symbol_part(f.name)}_{index}",
-                types,
-                result,
-                arity + sorted(f.constants),
-                invariant,
-            )
-        )
-    return plans
+    steps 1 and 2), callees before their callers; ``prims[k]`` is the primitive function of
+    ``program.kernels[k]``. A loop may call a function already planned (an inner loop):
+    the search repeats until no new function qualifies."""
+    plans: dict[int, LoopPlan] = {}
+    loops = [
+        index
+        for index, f in enumerate(program.functions)
+        if any(ins[0] == Opcode.TAIL_CALL and ins[1] == index for ins in f.code)
+    ]
+    found = True
+    while found:
+        found = False
+        for index in loops:
+            if index in plans:
+                continue
+            try:
+                types, result = _register_types(program, prims, index, plans)
+            except _NotALoop:
+                continue
+            f = program.functions[index]
+            arity = list(range(f.arity))
+            invariant = {
+                r
+                for r in arity
+                if all(
+                    ins[2][r] == r
+                    for ins in f.code
+                    if ins[0] == Opcode.TAIL_CALL and ins[1] == index
+                )
+            }
+            symbol = f"loop_{_symbol_part(f.name)}_{index}"
+            plans[index] = LoopPlan(index, symbol, types, result, arity, invariant)
+            found = True
+    return list(plans.values())
 
 
 def _symbol_part(name: str) -> str:
@@ -156,7 +167,7 @@ def _leaf(t: TensorType) -> Leaf:
 
 
 def _register_types(
-    program: VMProgram, prims: list[Function], index: int
+    program: VMProgram, prims: list[Function], index: int, plans: dict[int, LoopPlan]
 ) -> tuple[dict[int, RegType], RegType]:
     f = program.functions[index]
     types: dict[int, RegType] = {}
@@ -178,6 +189,11 @@ def _register_types(
     used: set[int] = set()
     for ins in f.code:
         op = ins[0]
+        if op == Opcode.CALL:
+            if ins[2] not in plans:
+                raise _NotALoop
+            used.update(ins[3])
+            continue
         if op not in _ALLOWED or (op == Opcode.TAIL_CALL and ins[1] != index):
             raise _NotALoop
         if op == Opcode.INVOKE:
@@ -241,6 +257,11 @@ def _register_types(
                     unify(ins[1], group[ins[3]])
             elif op == Opcode.IF:
                 unify(ins[1], Leaf((), "bool"))
+            elif op == Opcode.CALL:  # an inner loop, compiled: its driver's signature
+                callee = plans[ins[2]]
+                for i, a in enumerate(ins[3]):
+                    unify(a, callee.types[i])
+                unify(ins[1], callee.result)
             elif op == Opcode.TAIL_CALL:
                 for param, a in enumerate(ins[2]):
                     if a in types:
@@ -275,6 +296,7 @@ class _Driver:
         program: VMProgram,
         kernels: dict[str, Kernel],
         names: dict[str, str],
+        inner: dict[int, str],
     ) -> None:
         from relay.backend.runtime import tvm
 
@@ -284,6 +306,7 @@ class _Driver:
         self.fn = program.functions[plan.function]
         self.kernels = kernels
         self.names = names  # kernel symbol -> its name in TVM's global registry
+        self.inner = inner  # function index -> the symbol of its driver (inner loops)
         self.params: list[Any] = []
         self.allocs: list[Any] = []  # statements declaring buffers, run once per call
         self.base: dict[Any, Any] = {}  # a buffer -> the buffer owning its storage
@@ -343,11 +366,17 @@ class _Driver:
         inputs: dict[int, Value] = {}
         for r in plan.inputs:
             inputs[r] = self.structured(plan.types[r], lambda t: self.param(t, "in"))
-        kernel_order = list(
-            dict.fromkeys(
-                self.program.kernels[ins[1]].symbol for ins in fn.code if ins[0] == Opcode.INVOKE
-            )
-        )
+        # the frame's constants are the driver's own constant inputs, first
+        for r in sorted(fn.constants):
+            value = self.program.constants[fn.constants[r]]
+            arrays = iter(_arrays(value))
+
+            def constant(t: Leaf, arrays: Any = arrays) -> Any:
+                self.constants.append(as_kernel_array(np.asarray(next(arrays))))
+                return self.param(t, "const")
+
+            self.values[r] = self.structured(plan.types[r], constant)
+        kernel_order = list(dict.fromkeys(self.callee(ins) for ins in fn.code if self.callee(ins)))
         for symbol in kernel_order:
             kernel = self.kernels[symbol]
             bufs = []
@@ -374,8 +403,6 @@ class _Driver:
             self.state[r] = state
             self.values[r] = state
             entry.extend(self.copy(inputs[r], state))
-        for r in fn.constants:
-            self.values[r] = inputs[r]
         self.running = tirx.decl_buffer((1,), "int32", "running")
         self.allocs.append(tirx.AllocBuffer(self.running))
         self._storage()
@@ -399,6 +426,15 @@ class _Driver:
         call = KernelCall(plan.symbol, [(t.shape, t.dtype) for t in leaves(plan.result)])
         return prim, kernel, call
 
+    def callee(self, ins: Instruction) -> str:
+        """The symbol of the kernel an ``invoke`` runs, or of the driver of the inner loop a
+        ``call`` runs; "" for other instructions."""
+        if ins[0] == Opcode.INVOKE:
+            return self.program.kernels[ins[1]].symbol
+        if ins[0] == Opcode.CALL:
+            return self.inner[ins[2]]
+        return ""
+
     def _storage(self) -> None:
         """A value for every register (step 3): buffers for kernel outputs and for moves'
         destinations, views for reshapes, groupings for tuples and fields."""
@@ -409,7 +445,7 @@ class _Driver:
                 for o in ins[3]:
                     if o not in self.values:
                         self.values[o] = self.alloc(types[o], "r")  # type: ignore[arg-type]
-            elif op == Opcode.MOVE:
+            elif op in (Opcode.MOVE, Opcode.CALL):
                 if ins[1] not in self.values:
                     self.values[ins[1]] = self.structured(
                         types[ins[1]], lambda t: self.alloc(t, "r")
@@ -477,11 +513,15 @@ class _Driver:
                 cond = tirx.BufferLoad(self.value(ins[1]), [])
                 out.append(tirx.IfThenElse(cond, _seq(tirx, then), _seq(tirx, else_)))
                 continue
-            if op == Opcode.INVOKE:
-                call, check_flags = self.invoke(ins)
+            if op in (Opcode.INVOKE, Opcode.CALL):
+                symbol = self.callee(ins)
+                if op == Opcode.INVOKE:
+                    args, outs = ins[2], [self.value(o) for o in ins[3]]
+                else:
+                    args, outs = ins[3], self.flat(self.value(ins[1]))
+                call, check_flags = self.invoke(symbol, args, outs)
                 out.append(call)
                 if check_flags:
-                    symbol = self.program.kernels[ins[1]].symbol
                     out.append(self.checked(symbol, check_flags, self.block(pc + 1, stop)))
                     return out
             elif op == Opcode.MOVE:
@@ -498,17 +538,17 @@ class _Driver:
             pc += 1
         return out
 
-    def invoke(self, ins: Instruction) -> tuple[Any, list[Any]]:
-        """The packed call of an ``invoke``, and the flags of the kernel's checks."""
+    def invoke(self, symbol: str, args: tuple[int, ...], outs: list[Any]) -> tuple[Any, list[Any]]:
+        """The packed call of kernel (or inner driver) ``symbol`` on registers ``args`` into
+        the buffers ``outs``, and the flags of its checks."""
         tirx = self.tirx
-        symbol = self.program.kernels[ins[1]].symbol
         kernel = self.kernels[symbol]
         check_flags = [self.alloc(Leaf((1,), "int32"), "check") for _ in kernel.checks]
-        args = [b for a in ins[2] for b in self.flat(self.value(a))]
-        args += self.constant_buffers[symbol]
-        args += [self.value(o) for o in ins[3]]
-        args += check_flags
-        return tirx.Evaluate(tirx.call_packed(self.names[symbol], *args)), check_flags
+        buffers = [b for a in args for b in self.flat(self.value(a))]
+        buffers += self.constant_buffers[symbol]
+        buffers += outs
+        buffers += check_flags
+        return tirx.Evaluate(tirx.call_packed(self.names[symbol], *buffers)), check_flags
 
     def checked(self, symbol: str, check_flags: list[Any], rest: list[Any]) -> Any:
         """Go on with ``rest`` if the kernel's checks passed, else report and stop."""
@@ -545,6 +585,13 @@ class _Driver:
         return first + then
 
 
+def _arrays(value: Any) -> list[Any]:
+    """The arrays of a constant (an array or nested tuples of them), in order."""
+    if isinstance(value, tuple):
+        return [a for v in value for a in _arrays(v)]
+    return [value]
+
+
 def _tensor_type(buf: Any) -> TensorType:
     return TensorType(tuple(int(d) for d in buf.shape), str(buf.dtype))
 
@@ -575,7 +622,17 @@ def compile_loops(
     from relay.backend.runtime import tvm
 
     names = {symbol: registry_name(library, symbol) for symbol in library.kernels}
-    built = [_Driver(plan, program, library.kernels, names).build() for plan in plans]
+    kernels = dict(library.kernels)
+    inner: dict[int, str] = {}
+    built = []
+    for plan in plans:  # callees first: an inner loop's driver is a kernel of its caller's
+        prim, kernel, call = _Driver(plan, program, kernels, names, inner).build()
+        built.append((prim, kernel, call))
+        kernels[plan.symbol] = kernel
+        inner[plan.function] = plan.symbol
+        # a driver's name says its code: equal drivers of different programs are one
+        digest = hashlib.sha256(prim.script().encode()).hexdigest()[:24]
+        names[plan.symbol] = f"relay.loop.{digest}.{plan.symbol}"
     texts = [library.key] + [prim.script() for prim, _, _ in built]
     key = library_key(texts, target)
     cache = kernel_cache()
@@ -591,10 +648,8 @@ def compile_loops(
             ) from err
         base = library.module
         ex.mod.import_module(base.mod if hasattr(base, "mod") else base)
-        kernels = dict(library.kernels)
         for _, kernel, _ in built:
             kernel.func = ex[kernel.name]
-            kernels[kernel.name] = kernel
         combined = KernelLibrary(kernels, ex, key)
         cache.store(combined)
     combined.bind()

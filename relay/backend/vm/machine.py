@@ -34,8 +34,8 @@ import numpy as np
 
 from relay.backend.compiler import KernelLibrary
 from relay.backend.interpreter.values import ConstructorValue, RefValue, format_value
-from relay.backend.lower import rebuild_type, static_shape
-from relay.backend.runtime import aligned_empty, numpy_dtype
+from relay.backend.lower import flatten_type, rebuild_type, static_shape
+from relay.backend.runtime import aligned_empty, as_kernel_array, numpy_dtype
 from relay.backend.vm.dynamic import DynamicKernels
 from relay.backend.vm.isa import Opcode, VMProgram
 from relay.backend.vm.scalar import Defer, evaluator
@@ -265,7 +265,7 @@ class VirtualMachine:
                 kernel = _timed(kernel, self.kernel_time, self.kernel_calls)
             if self.check is not None:
                 kernel = _checked(kernel, self.check[index])
-            extra = tuple(np.ascontiguousarray(c) for c in kernel.constants)
+            extra = tuple(as_kernel_array(np.asarray(c)) for c in kernel.constants)
             specs = tuple(
                 (shape, numpy_dtype(dtype), self._pool(shape, dtype) if 0 not in shape else None)
                 for shape, dtype in call.outputs
@@ -483,17 +483,13 @@ class VirtualMachine:
         found = self.dynamic.lookup(index, func, args)
         if found is None:
             return self._interpreter().call(closure, list(args))
-        kernel = found.kernel
         outs = []
-        for t in kernel.outputs:
+        for t in flatten_type(found.result):
             shape = static_shape(t)
             dtype = str(t.dtype)
             pool = self._pool(shape, dtype) if 0 not in shape else None
             outs.append(self._alloc(shape, numpy_dtype(dtype), pool))
-        checks = [aligned_empty((1,), np.int32) for _ in kernel.checks]
-        kernel.func(*args, *found.extra, *outs, *checks)
-        if checks:
-            kernel.raise_failed(checks)
+        found.run(args, outs)
         return rebuild_type(found.result, iter(outs))
 
     def _alloc(self, shape: tuple[int, ...], dtype: Any, pool: list[Any] | None) -> Any:
@@ -529,7 +525,7 @@ def kernel_values(args: Sequence[Any]) -> list[Any]:
 
 
 def _kernel_value(v: Any) -> Any:
-    from relay.backend.runtime import as_kernel_array, passable
+    from relay.backend.runtime import passable
 
     if type(v) is np.ndarray:
         return v if v.size and passable(v) else as_kernel_array(v)

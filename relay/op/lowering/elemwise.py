@@ -126,15 +126,17 @@ def _const(value: float | int | bool, dtype: str) -> Expr:
     return tirx.const(value, dtype)
 
 
-def _out(call: LoweringCall) -> tuple[tuple[int, ...], str]:
-    """The result's static shape and dtype; a CompileError when a dimension is unknown."""
-    from relay.backend.lower import static_shape
+def _out(call: LoweringCall) -> tuple[tuple[Any, ...], str]:
+    """The result's shape and dtype; a CompileError when a dimension is unknown (a ``?`` is
+    the size variable in a function lowered with one, :func:`relay.backend.lower.
+    kernel_shape`)."""
+    from relay.backend.lower import kernel_shape
     from relay.errors import CompileError
 
     ty = call.out_type
     assert isinstance(ty, TensorType)
     try:
-        shape = static_shape(ty)
+        shape = kernel_shape(ty)
     except CompileError as err:
         raise CompileError(f"cannot lower {call.name}: {err}", call.span) from None
     return shape, str(ty.dtype)
@@ -265,20 +267,28 @@ def _isfinite(x: Expr) -> Expr:
     return bits < _const(exponent, f"uint{width}")
 
 
-def _read(t: Any, shape: tuple[int, ...], index: Sequence[Any]) -> Expr:
-    """``t`` read at the result index ``index`` under numpy broadcasting to ``shape``."""
-    dims = [int(d) for d in t.shape]
+def _read(t: Any, shape: tuple[Any, ...], index: Sequence[Any]) -> Expr:
+    """``t`` read at the result index ``index`` under numpy broadcasting to ``shape`` (the
+    size variable of a dynamic function is never 1)."""
+    from relay.backend.lower import static_dim
+
+    dims = [static_dim(d) for d in t.shape]
     lead = len(shape) - len(dims)
     return t(*[0 if d == 1 else index[lead + k] for k, d in enumerate(dims)])
 
 
+def _empty(shape: Sequence[Any]) -> bool:
+    """A static shape with no elements (the size variable of a dynamic function is not 0)."""
+    return all(isinstance(d, int) for d in shape) and math.prod(shape) == 0
+
+
 def _compute(
-    shape: tuple[int, ...], dtype: str, body: Callable[[Sequence[Any]], Expr], name: str
+    shape: tuple[Any, ...], dtype: str, body: Callable[[Sequence[Any]], Expr], name: str
 ) -> Any:
     """``te.compute`` of ``body(index)`` over ``shape``; with no elements, a constant."""
     from tvm import te
 
-    if math.prod(shape) == 0:
+    if _empty(shape):
         return te.compute(shape, lambda *i: _const(0, dtype), name=name)
     return te.compute(shape, lambda *i: body(i), name=name)
 
@@ -721,7 +731,7 @@ def _int_power(call: LoweringCall) -> Any:
     from tvm import te, tirx
 
     shape, dtype = _out(call)
-    if math.prod(shape) == 0:
+    if _empty(shape):
         return _compute(shape, dtype, lambda i: _const(0, dtype), call.name)
     zero, one = _const(0, dtype), _const(1, dtype)
 
@@ -850,7 +860,7 @@ def _require_nonzero_divisor(call: LoweringCall, dtype: str) -> None:
 
     shape, _ = _out(call)
     divisor = call.args[1]
-    if 0 in shape or not isinstance(divisor, te.Tensor):
+    if _empty(shape) or not isinstance(divisor, te.Tensor):
         return
     zero = _const(0, dtype)
     violated = te.compute(
