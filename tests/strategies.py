@@ -812,9 +812,10 @@ class _TypedGen:
     and ``S`` to ``T``; constants are small so nothing overflows.
     """
 
-    def __init__(self, draw: Draw, shape: tuple[int, ...]) -> None:
+    def __init__(self, draw: Draw, shape: tuple[int, ...], references: bool = False) -> None:
         self.draw = draw
         self.shape = shape
+        self.references = references
         self.t = TensorType(shape, "float32")
         self.s = TensorType((), "float32")
         self.b = TensorType((), "bool")
@@ -858,6 +859,9 @@ class _TypedGen:
                 options += ["op"] * 4
                 if ty == self.t:
                     options += ["call"] + (["global_call"] * 2 if scope.globals else [])
+                    if self.references:
+                        cells = [v for v, t in scope.vars if t == RefType(self.t)]
+                        options += ["cell"] + (["read", "write"] if cells else [])
         elif isinstance(ty, TupleType):
             options.append("tuple")
         else:
@@ -901,6 +905,19 @@ class _TypedGen:
         if kind == "global_call":
             gv, gty = self.draw(st.sampled_from(scope.globals))
             return Call(gv, tuple(self.expr(a, scope, d) for a in gty.arg_types))
+        if kind == "cell":  # a reference cell, written, then the rest sees it
+            cell = Var(self.draw(var_names()), RefType(self.t))
+            inner = scope.with_var(cell, RefType(self.t))
+            rest = self.expr(ty, inner, d)
+            written = Let(Var("w"), RefWrite(cell, self.expr(self.t, inner, d)), rest)
+            return Let(cell, RefCreate(self.expr(self.t, scope, d)), written)
+        if kind in ("read", "write"):
+            refs = [v for v, t in scope.vars if t == RefType(self.t)]
+            cell = self.draw(st.sampled_from(refs))
+            if kind == "read":
+                return RefRead(cell)
+            value = self.expr(self.t, scope, d)
+            return Let(Var("w"), RefWrite(cell, value), self.expr(ty, scope, d))
         assert kind == "op" and isinstance(ty, TensorType)
         if ty == self.b:
             name = self.draw(st.sampled_from(["less", "greater", "less_equal", "equal"]))
@@ -926,12 +943,17 @@ class _TypedGen:
 
 @st.composite
 def well_typed_programs(
-    draw: Draw, shape: tuple[int, ...] = (2, 3), max_depth: int = 4, max_helpers: int = 2
+    draw: Draw,
+    shape: tuple[int, ...] = (2, 3),
+    max_depth: int = 4,
+    max_helpers: int = 2,
+    references: bool = False,
 ) -> TypedProgram:
     """A module whose ``main`` maps float32 tensors (``shape``) and scalars to a tensor of
     ``shape``, calling up to ``max_helpers`` global helpers (each may call earlier ones), and
-    arguments for it: finite values in [-2, 2]."""
-    gen = _TypedGen(draw, shape)
+    arguments for it: finite values in [-2, 2]. With ``references``, the programs also make
+    reference cells, write them (in closures too, which run when called) and read them."""
+    gen = _TypedGen(draw, shape, references)
     mod = Module()
     scope = _TypedScope([], [])
     for i in range(draw(st.integers(0, max_helpers))):

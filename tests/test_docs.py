@@ -140,3 +140,23 @@ def test_backend_example_runs(tmp_path, monkeypatch, capsys):
     runpy.run_path(str(script))
     assert capsys.readouterr().out.splitlines() == ["['fused_dense_add_relu_0']"]
     assert (tmp_path / "layer.relay").is_file()
+
+
+def test_partial_evaluation_example_is_what_the_pass_prints():
+    import relay
+    from relay.passes import PartialEvaluate
+
+    blocks, block = [], None
+    for line in (DOCS / "partial-evaluation.md").read_text().splitlines(keepends=True):
+        if line.startswith("```"):
+            if block is None:
+                block = []
+            else:
+                blocks.append("".join(block))
+                block = None
+        elif block is not None:
+            block.append(line)
+    source = next(b for b in blocks if b.startswith("def @main"))
+    printed = next(b for b in blocks if b.startswith("fn (%x"))
+    mod = relay.infer_type(relay.parse('#[version = "0.0.5"]\n' + source))
+    assert relay.astext(PartialEvaluate()(mod)["main"]) + "\n" == printed

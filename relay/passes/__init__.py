@@ -46,6 +46,7 @@ from relay.passes.normal_form import (
     to_basic_block_normal_form,
     to_graph_normal_form,
 )
+from relay.passes.partial_eval import PartialEvaluate, partial_evaluate
 from relay.passes.pattern import (
     DFPattern,
     DFPatternCallback,
@@ -82,6 +83,7 @@ for _factory in (
     ToBasicBlockNormalForm,
     EtaExpand,
     InlineLocalFunctions,
+    PartialEvaluate,
     EliminateCommonSubexpr,
     FoldConstant,
     FuseOps,
@@ -110,6 +112,7 @@ __all__ = [
     "InlineLocalFunctions",
     "LambdaLift",
     "ModulePass",
+    "PartialEvaluate",
     "Pass",
     "PassCheckError",
     "PassContext",
@@ -147,6 +150,7 @@ __all__ = [
     "jvp",
     "lambda_lift",
     "module_pass",
+    "partial_evaluate",
     "register_pass",
     "registered_passes",
     "remove_unused_functions",
