@@ -62,7 +62,7 @@ FORMAT = 1
 
 def optimize(mod: Module, entry: GlobalVar, opt_level: int = 3) -> Module:
     """``mod`` reduced to ``entry`` and what it calls, optimized and fused (steps 1-2)."""
-    from relay.passes import FuseOps, InferType, PassContext, Sequential
+    from relay.passes import FuseOps, InferType, PartialEvaluate, PassContext, Sequential
     from relay.passes.pipeline import standard_pipeline
     from relay.passes.remove_unused import reachable_globals
 
@@ -81,7 +81,29 @@ def optimize(mod: Module, entry: GlobalVar, opt_level: int = 3) -> Module:
             )
         work.add(gv, func)
     with PassContext(opt_level=opt_level):
+        if opt_level >= 2 and _makes_references(work):
+            # reference cells are what higher-order AD leaves (the adjoints and the tape):
+            # partial evaluation turns a gradient whose control is known at compile time
+            # back into dataflow (docs/partial-evaluation.md)
+            work = PartialEvaluate()(work)
         return Sequential([standard_pipeline((entry.name_hint,)), FuseOps(), InferType()])(work)
+
+
+def _makes_references(mod: Module) -> bool:
+    """Whether a function of ``mod`` creates a reference cell."""
+    from relay.ir.expr import RefCreate, children
+
+    for func in mod.functions.values():
+        stack: list[Expr] = [func]
+        seen: set[int] = set()
+        while stack:
+            e = stack.pop()
+            if isinstance(e, RefCreate):
+                return True
+            if id(e) not in seen:
+                seen.add(id(e))
+                stack.extend(children(e))
+    return False
 
 
 class Executable:

@@ -29,8 +29,11 @@ current block and returns the expression's partial value:
   so the effects stay as they were. The store forgets what a dynamic call (which may write
   any cell) or a dynamic branch (whose writes differ between paths) may have changed;
 * a closure that reaches a dynamic context (an argument of a dynamic call, a field of a
-  residual tuple, a result) is residualized: its body is partially evaluated with dynamic
-  parameters and an unknown store, and bound to a variable.
+  residual tuple, a cell's contents, a result) is residualized: its body is partially
+  evaluated with dynamic parameters and an unknown store, and bound to a variable. Inside
+  such a body only the closures made in it are unfolded: the body runs later, and a
+  closure from outside (a backward step calling the step before it) would otherwise be
+  copied into every body that reaches it, quadratically.
 
 The input is put in A-normal form first (a value shared in graph form is then evaluated
 once, and deep dataflow is a chain of bindings walked in a loop). The output is in
@@ -94,6 +97,8 @@ class Closure:
     """The variable it is bound to when it is recursive (``let %f = fn ... %f(...)``)."""
     residual: dict[int, Var] = field(default_factory=dict)
     """Its residual copies, by the block they are bound in."""
+    level: int = 0
+    """How many residual function bodies were being made when it was created."""
 
 
 @dataclass(eq=False)
@@ -163,6 +168,7 @@ class PartialEvaluator:
         self.unfolding: list[_Unfolding] = []
         self.branches = 0  # dynamic branches open
         self.reifying: set[int] = set()  # closures whose residual copy is being made
+        self.level = 0  # residual function bodies being made (nested)
         self.refs = itertools.count()
 
     # -- emitting ---------------------------------------------------------------------------
@@ -213,9 +219,11 @@ class PartialEvaluator:
         saved_store, saved_unfolding, saved_branches = self.store, self.unfolding, self.branches
         self.store, self.unfolding, self.branches = {}, [], 0  # it runs later: nothing known
         self.reifying.add(id(c))
+        self.level += 1
         try:
             body = self.block(lambda: self.eval(c.func.body, env))
         finally:
+            self.level -= 1
             self.reifying.discard(id(c))
             self.store, self.unfolding, self.branches = saved_store, saved_unfolding, saved_branches
         func = Function(params, body, c.func.ret_type, (), c.func.attrs, span=c.func.span)
@@ -229,7 +237,7 @@ class PartialEvaluator:
         while isinstance(e, Let):  # a chain, in a loop
             bound = e.value
             if isinstance(bound, Function) and bound.attrs.get("Primitive") != 1:
-                env[e.var] = PValue(Closure(bound, env, e.var))
+                env[e.var] = PValue(Closure(bound, env, e.var, level=self.level))
             else:
                 env[e.var] = self.eval(bound, env)
             e = e.body
@@ -244,7 +252,7 @@ class PartialEvaluator:
         if isinstance(e, Function):
             if e.attrs.get("Primitive") == 1:
                 return PValue(None, e)
-            return PValue(Closure(e, env))
+            return PValue(Closure(e, env, level=self.level))
         if isinstance(e, Tuple):
             fields = [self.eval(f, env) for f in e.fields]
             var = self.emit(Tuple(tuple(self.reify(f) for f in fields), span=e.span), "t")
@@ -356,7 +364,14 @@ class PartialEvaluator:
             func = self.mod.functions.get(target)
             if isinstance(func, Function) and func.attrs.get("Primitive") != 1:
                 return self.unfold(e, Closure(func, {}), args, residual=target)
-        if isinstance(target, Closure) and id(target) not in self.reifying:
+        # inside a residual function body, only closures made in that body are unfolded:
+        # the body runs later, and unfolding the closures it reaches from outside (a tape
+        # of backward steps, each calling the one before) would copy them into every body
+        if (
+            isinstance(target, Closure)
+            and id(target) not in self.reifying
+            and target.level == self.level
+        ):
             return self.unfold(e, target, args, residual=None)
         return self.residual_call(e, self.reify(callee), args)
 

@@ -209,3 +209,27 @@ def test_keeps_the_interpreters_result(program: TypedProgram) -> None:
 
 def _leaves(v: object) -> list[object]:
     return [x for f in v for x in _leaves(f)] if isinstance(v, tuple) else [v]
+
+
+def test_the_gradient_of_a_static_loop_compiles_to_dataflow() -> None:
+    # relay.build applies the pass to programs that make reference cells: the higher-order
+    # gradient of a loop with a static bound unrolls into the graph executor's dataflow
+    @relay.function
+    def rnn(xs: relay.Tensor[relay.float32, (4, 5)], w: relay.Tensor[relay.float32, (5, 5)]):
+        h = np.zeros(5, dtype=np.float32)
+        for t in range(4):
+            h = np.tanh(w @ xs[t] + h)
+        return np.sum(h)
+
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((4, 5)).astype(np.float32) / 3
+    w = rng.standard_normal((5, 5)).astype(np.float32) / 3
+    grad = relay.grad(rnn, argnums=1)
+    got = grad(xs, w)
+    want = grad.interpret(xs, w)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+    assert relay.build(grad).kind == "graph"
+    with relay.flags.override(cache=False):
+        from relay.backend.build import build
+
+        assert build(grad.module, entry=grad.global_var.name_hint, opt_level=1).kind == "vm"
