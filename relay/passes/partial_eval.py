@@ -15,7 +15,12 @@ current block and returns the expression's partial value:
   implementation, as :mod:`relay.passes.constant_fold` does); other operator calls are
   emitted;
 * ``if`` on a static condition and ``match`` on a static constructor value evaluate the
-  branch taken only; on dynamic ones every branch is residualized in a block of its own;
+  branch taken only; on dynamic ones every branch is residualized in a block of its own.
+  When the branches of a ``let``-bound ``if`` leave cells known but different (each
+  branch of a differentiated program pushes its own backward step onto the tape), the
+  rest of the ``let`` chain is evaluated in each branch instead, where the store is still
+  known -- the code after the ``if`` is duplicated, at most :data:`MAX_DUPLICATIONS` times
+  per function;
 * a call of a static closure or global is *unfolded*: its body is evaluated with the
   parameters bound to the arguments' partial values. Unfolding stops, and the call is
   emitted as a call of a residual copy of the function, when the function is already
@@ -82,6 +87,10 @@ from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
 
 DEFAULT_FUEL = 1000
 """Calls unfolded per function partially evaluated, at most."""
+
+MAX_DUPLICATIONS = 8
+"""Continuations evaluated in each branch of a dynamic ``if``, per function, at most (each
+doubles the code after the ``if``)."""
 
 
 # -- partial values ----------------------------------------------------------------------------------
@@ -169,6 +178,7 @@ class PartialEvaluator:
         self.branches = 0  # dynamic branches open
         self.reifying: set[int] = set()  # closures whose residual copy is being made
         self.level = 0  # residual function bodies being made (nested)
+        self.duplications = 0  # continuations evaluated in each branch (see eval_if)
         self.refs = itertools.count()
 
     # -- emitting ---------------------------------------------------------------------------
@@ -238,6 +248,11 @@ class PartialEvaluator:
             bound = e.value
             if isinstance(bound, Function) and bound.attrs.get("Primitive") != 1:
                 env[e.var] = PValue(Closure(bound, env, e.var, level=self.level))
+            elif isinstance(bound, If):
+                value, consumed = self.eval_if(bound, env, (e.var, e.body))
+                if consumed:  # the rest of the chain went into the branches
+                    return value
+                env[e.var] = value
             else:
                 env[e.var] = self.eval(bound, env)
             e = e.body
@@ -264,7 +279,7 @@ class PartialEvaluator:
                 return field_value
             return _dynamic(self.emit(TupleGetItem(self.reify(t), e.index, span=e.span)))
         if isinstance(e, If):
-            return self.eval_if(e, env)
+            return self.eval_if(e, env, None)[0]
         if isinstance(e, Match):
             return self.eval_match(e, env)
         if isinstance(e, Call):
@@ -298,25 +313,57 @@ class PartialEvaluator:
 
     # -- control -----------------------------------------------------------------------------
 
-    def eval_if(self, e: If, env: dict[Var, PValue]) -> PValue:
+    def eval_if(
+        self, e: If, env: dict[Var, PValue], rest: tuple[Var, Expr] | None
+    ) -> tuple[PValue, bool]:
+        """``if``; with ``rest``, the ``let`` binding its value and the expression after it.
+        When the branches leave the store knowing different things that the join would
+        forget (each wrote its own backward step onto a tape), ``rest`` is evaluated in
+        each branch instead, within :data:`MAX_DUPLICATIONS` per function: the result is
+        then the whole chain's value (second result True)."""
         cond = self.eval(e.cond, env)
         if isinstance(cond.static, np.ndarray) and cond.static.shape == ():
-            return self.eval(e.true_branch if bool(cond.static) else e.false_branch, env)
+            return self.eval(e.true_branch if bool(cond.static) else e.false_branch, env), False
         atom = self.reify(cond)
         before = self.store
+        outs, stores = self.branches_of(e, env, before, None)
+        if rest is not None and self.duplications < MAX_DUPLICATIONS and _lossy(stores):
+            self.duplications += 1
+            outs, stores = self.branches_of(e, env, before, rest)
+            self.store = _join(before, stores)
+            return _dynamic(self.emit(If(atom, outs[0], outs[1], span=e.span), "if")), True
+        self.store = _join(before, stores)
+        return _dynamic(self.emit(If(atom, outs[0], outs[1], span=e.span), "if")), False
+
+    def branches_of(
+        self,
+        e: If,
+        env: dict[Var, PValue],
+        before: dict[int, PValue | None],
+        rest: tuple[Var, Expr] | None,
+    ) -> tuple[list[Expr], list[dict[int, PValue | None]]]:
+        """Each branch of ``e`` residualized from the store ``before`` (followed by
+        ``rest``, when given), and the store each leaves."""
         outs: list[Expr] = []
         stores: list[dict[int, PValue | None]] = []
+
+        def run(branch: Expr) -> PValue:
+            # variables are bound once in a program: the branch may extend env as is
+            value = self.eval(branch, env)
+            if rest is None:
+                return value
+            env[rest[0]] = value
+            return self.eval(rest[1], env)
+
         self.branches += 1
         try:
             for branch in (e.true_branch, e.false_branch):
                 self.store = dict(before)
-                # variables are bound once in a program: the branch may extend env as is
-                outs.append(self.block(lambda b=branch: self.eval(b, env)))
+                outs.append(self.block(lambda b=branch: run(b)))
                 stores.append(self.store)
         finally:
             self.branches -= 1
-        self.store = _join(before, stores)
-        return _dynamic(self.emit(If(atom, outs[0], outs[1], span=e.span), "if"))
+        return outs, stores
 
     def eval_match(self, e: Match, env: dict[Var, PValue]) -> PValue:
         data = self.eval(e.data, env)
@@ -464,6 +511,16 @@ def _signature(v: PValue) -> Any:
     if isinstance(s, Ref):
         return ("ref", s.id)
     return None
+
+
+def _lossy(stores: list[dict[int, PValue | None]]) -> bool:
+    """Whether some cell's contents are known after every branch, but differ."""
+    keys = set().union(*stores)
+    for k in keys:
+        values = [s.get(k) for s in stores]
+        if all(v is not None for v in values) and any(v is not values[0] for v in values):
+            return True
+    return False
 
 
 def _join(

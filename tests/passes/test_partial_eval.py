@@ -233,3 +233,28 @@ def test_the_gradient_of_a_static_loop_compiles_to_dataflow() -> None:
         from relay.backend.build import build
 
         assert build(grad.module, entry=grad.global_var.name_hint, opt_level=1).kind == "vm"
+
+
+def test_a_data_dependent_branch_in_a_gradient_leaves_no_tape() -> None:
+    # each branch pushes its own backward step: the code after the if (seeding and running
+    # the tape) is evaluated in each branch, where the tape is still known
+    from relay.testing import check_grad
+
+    @relay.function
+    def f(x: relay.Tensor[relay.float64, (3,)], y: relay.Tensor[relay.float64, (3,)]):
+        if np.sum(x) > 0:
+            return np.sum(np.tanh(x) * y)
+        return np.sum(x * x + y)
+
+    grad = relay.grad(f)
+    x, y = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
+    grad(x, y)
+    out = PartialEvaluate()(relay.infer_type(grad.module))
+    text = relay.astext(out[grad.global_var.name_hint])
+    assert "ref(" not in text and text.count("fn (") == 1
+    for args in ((x, y), (-x, y)):
+        check_grad(f, *args)
+        got = relay.interpret(out[grad.global_var.name_hint], *args, mod=out)
+        want = grad.interpret(*args)
+        for a, b in zip(got[1], want[1], strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-10)
