@@ -25,9 +25,11 @@ current block and returns the expression's partial value:
   parameters bound to the arguments' partial values. Unfolding stops, and the call is
   emitted as a call of a residual copy of the function, when the function is already
   being unfolded with the same static arguments (recursion that makes no static
-  progress), when a dynamic branch was entered since its enclosing unfolding began (so a
-  loop with a static bound unrolls, and one with a dynamic bound peels one iteration and
-  leaves a loop), or when the *fuel* (a bound on all unfoldings) is spent;
+  progress), when a dynamic branch (or a residual function body, which runs at an unknown
+  time) was entered since its enclosing unfolding began (so a loop with a static bound
+  unrolls, and one with a dynamic bound peels one iteration and leaves a loop), when
+  :data:`MAX_DEPTH` unfoldings are nested, or when the *fuel* (a bound on all unfoldings)
+  is spent;
 * references are simulated: each cell created during evaluation has its contents in a
   *store*; a read of a cell whose contents are known is that value; every ``ref``,
   ``ref_write`` and unknown read is emitted too, in the order the program performs them,
@@ -52,6 +54,7 @@ evaluated) is removed with its writes, and dead bindings go
 from __future__ import annotations
 
 import itertools
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +90,13 @@ from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
 
 DEFAULT_FUEL = 1000
 """Calls unfolded per function partially evaluated, at most."""
+
+MAX_DEPTH = 1000
+"""Unfoldings nested in one another, at most. Running a tape of backward steps nests one
+unfolding per step (each step calls the one before), so this bounds the length of the
+straight-line code whose gradient becomes dataflow; the evaluator raises Python's
+recursion limit for the nesting it allows (CPython 3.11 keeps Python-to-Python calls off
+the C stack)."""
 
 MAX_DUPLICATIONS = 8
 """Continuations evaluated in each branch of a dynamic ``if``, per function, at most (each
@@ -226,8 +236,10 @@ class PartialEvaluator:
             env[p] = _dynamic(q)
         if c.name is not None:
             env[c.name] = PValue(c, var)
-        saved_store, saved_unfolding, saved_branches = self.store, self.unfolding, self.branches
-        self.store, self.unfolding, self.branches = {}, [], 0  # it runs later: nothing known
+        # it runs later: nothing is known of the store, and like a dynamic branch it stops
+        # the unfolding of what is being unfolded (a recursion through residual closures)
+        saved_store, saved_branches = self.store, self.branches
+        self.store, self.branches = {}, self.branches + 1
         self.reifying.add(id(c))
         self.level += 1
         try:
@@ -235,7 +247,7 @@ class PartialEvaluator:
         finally:
             self.level -= 1
             self.reifying.discard(id(c))
-            self.store, self.unfolding, self.branches = saved_store, saved_unfolding, saved_branches
+            self.store, self.branches = saved_store, saved_branches
         func = Function(params, body, c.func.ret_type, (), c.func.attrs, span=c.func.span)
         self.blocks[-1].bindings.append((var, func))
         return var
@@ -452,7 +464,7 @@ class PartialEvaluator:
         for u in reversed(self.unfolding):
             if u.func is key and (u.signature == signature or u.branches != self.branches):
                 return self.residual_call(e, residual or self.reify_closure(c), args)
-        if self.fuel <= 0:
+        if self.fuel <= 0 or len(self.unfolding) >= MAX_DEPTH:
             return self.residual_call(e, residual or self.reify_closure(c), args)
         self.fuel -= 1
         env = dict(c.env)
@@ -664,7 +676,17 @@ def partial_evaluate(func: Function, mod: Module, fuel: int = DEFAULT_FUEL) -> F
     pe = PartialEvaluator(mod, fuel)
     params = tuple(Var(p.name_hint, _annotation(p)) for p in func.params)
     env = {p: _dynamic(q) for p, q in zip(func.params, params, strict=True)}
-    body = pe.block(lambda: pe.eval(func.body, env))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20_000 + 40 * MAX_DEPTH))
+    try:
+        body = pe.block(lambda: pe.eval(func.body, env))
+    except RecursionError:  # nesting deeper than the stack allows: leave it as it was
+        from relay import flags
+
+        flags.debug_print(1, "partial evaluation ran out of stack; the function is kept")
+        return anf
+    finally:
+        sys.setrecursionlimit(limit)
     out: Expr = Function(params, body, func.ret_type, func.type_params, func.attrs, span=func.span)
     # dead bindings hide which cells are only written (a dead tuple holding one): alternate
     while True:

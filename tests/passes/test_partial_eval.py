@@ -258,3 +258,38 @@ def test_a_data_dependent_branch_in_a_gradient_leaves_no_tape() -> None:
         want = grad.interpret(*args)
         for a, b in zip(got[1], want[1], strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+@relay.function
+def tree_node(
+    xs: relay.Tensor[relay.float32, (4, 3)], w: relay.Tensor[relay.float32, (3, 3)], lo: int, hi: int
+) -> relay.Tensor[relay.float32, (3,)]:
+    if hi - lo == 1:
+        return np.tanh(w @ xs[lo])
+    mid = (lo + hi) // 2
+    return np.tanh(w @ (tree_node(xs, w, lo, mid) + tree_node(xs, w, mid, hi)))
+
+
+@relay.function
+def tree(xs, w):  # type: ignore[no-untyped-def]
+    return tree_node(xs, w, 0, 4)
+
+
+def test_recursion_over_static_arguments_unrolls_into_dataflow() -> None:
+    # relay.build tries partial evaluation on a program whose global calls itself, and
+    # keeps it when the recursion unfolds completely (the tree's shape is in the arguments)
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((4, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 3)).astype(np.float32) / 2
+
+    def reference(lo: int, hi: int) -> np.ndarray:
+        if hi - lo == 1:
+            return np.tanh(w @ xs[lo])
+        mid = (lo + hi) // 2
+        return np.tanh(w @ (reference(lo, mid) + reference(mid, hi)))
+
+    np.testing.assert_allclose(tree(xs, w), reference(0, 4), rtol=1e-5, atol=1e-6)
+    assert relay.build(tree).kind == "graph"
+    # with the bounds as arguments the recursion is dynamic: it stays on the VM
+    np.testing.assert_allclose(tree_node(xs, w, 0, 4), reference(0, 4), rtol=1e-5, atol=1e-6)
+    assert relay.build(tree_node).kind == "vm"
