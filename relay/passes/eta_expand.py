@@ -40,8 +40,8 @@ def _subst(t: Type | None, mapping: dict[TypeVar, object]) -> Type | None:
     return subst_type(t, mapping)
 
 
-def _param_type(p: Var) -> Type | None:
-    """A parameter's annotation, or its inferred type if it has none."""
+def param_type(p: Var) -> Type | None:
+    """A parameter's annotation, or its inferred type if it has none (None if neither)."""
     if p.type_annotation is not None:
         return p.type_annotation
     try:
@@ -81,9 +81,7 @@ class _EtaExpander(ExprMutator):
         if func is None:
             return gv
         type_params, mapping = _fresh(func.type_params)
-        params = tuple(
-            Var("eta_expand_param", _subst(_param_type(p), mapping)) for p in func.params
-        )
+        params = tuple(Var("eta_expand_param", _subst(param_type(p), mapping)) for p in func.params)
         body = Call(gv, params, span=gv.span)
         return Function(params, body, _subst(func.ret_type, mapping), type_params, span=gv.span)
 

@@ -86,6 +86,7 @@ from relay.ir.expr import (
     Var,
 )
 from relay.ir.module import Module
+from relay.passes.eta_expand import param_type
 from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
 
 DEFAULT_FUEL = 1000
@@ -230,7 +231,7 @@ class PartialEvaluator:
                 return var
         var = Var(c.name.name_hint if c.name is not None else "f")
         c.residual[self.blocks[-1].id] = var
-        params = tuple(Var(p.name_hint, _annotation(p)) for p in c.func.params)
+        params = tuple(Var(p.name_hint, param_type(p)) for p in c.func.params)
         env = dict(c.env)
         for p, q in zip(c.func.params, params, strict=True):
             env[p] = _dynamic(q)
@@ -482,15 +483,6 @@ class PartialEvaluator:
 # -- helpers ----------------------------------------------------------------------------------------
 
 
-def _annotation(p: Var) -> Any:
-    if p.type_annotation is not None:
-        return p.type_annotation
-    try:
-        return p.checked_type
-    except ValueError:
-        return None
-
-
 def _constant_value(v: PValue) -> bool:
     s = v.static
     if isinstance(s, np.ndarray):
@@ -674,7 +666,7 @@ def partial_evaluate(func: Function, mod: Module, fuel: int = DEFAULT_FUEL) -> F
     assert isinstance(anf, Function)
     func = anf
     pe = PartialEvaluator(mod, fuel)
-    params = tuple(Var(p.name_hint, _annotation(p)) for p in func.params)
+    params = tuple(Var(p.name_hint, param_type(p)) for p in func.params)
     env = {p: _dynamic(q) for p, q in zip(func.params, params, strict=True)}
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20_000 + 40 * MAX_DEPTH))
