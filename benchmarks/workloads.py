@@ -15,7 +15,8 @@ relay time's ratio to each peer: above 1 means relay is faster) and workloads.js
 plot (workloads.png) when matplotlib is installed.
 
 Peers are optional: ``pip install -e .[bench]`` installs JAX (jit) and PyTorch (eager).
-Relay programs with control flow (rnn_loop, tree_rnn) run on the VM; for those the table
+Relay programs with control flow run on the VM (rnn_loop; tree_rnn's recursion is unfolded
+by partial evaluation into dataflow for the graph executor); for those the table
 also gives the VM's own cost per instruction executed (its run time less its kernels',
 over the instructions it ran; see ``relay.backend.vm.VMExecutor.profile``).
 """

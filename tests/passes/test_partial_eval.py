@@ -262,7 +262,10 @@ def test_a_data_dependent_branch_in_a_gradient_leaves_no_tape() -> None:
 
 @relay.function
 def tree_node(
-    xs: relay.Tensor[relay.float32, (4, 3)], w: relay.Tensor[relay.float32, (3, 3)], lo: int, hi: int
+    xs: relay.Tensor[relay.float32, (4, 3)],
+    w: relay.Tensor[relay.float32, (3, 3)],
+    lo: int,
+    hi: int,
 ) -> relay.Tensor[relay.float32, (3,)]:
     if hi - lo == 1:
         return np.tanh(w @ xs[lo])
