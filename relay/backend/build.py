@@ -122,55 +122,29 @@ def _unrolled(
 
 def _static_call(func: Function, recursive: set[GlobalVar]) -> bool:
     """Whether ``func`` calls one of the ``recursive`` globals with a constant argument."""
-    from relay.ir.expr import Call, Constant, children
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Call, Constant
 
-    stack: list[Expr] = [func.body]
-    seen: set[int] = set()
-    while stack:
-        e = stack.pop()
-        if (
-            isinstance(e, Call)
-            and e.op in recursive
-            and any(isinstance(a, Constant) for a in e.args)
-        ):
-            return True
-        if id(e) not in seen:
-            seen.add(id(e))
-            stack.extend(children(e))
-    return False
+    return any(
+        isinstance(e, Call) and e.op in recursive and any(isinstance(a, Constant) for a in e.args)
+        for e in sub_expressions(func.body)
+    )
 
 
 def _calls_itself(gv: GlobalVar, func: Function) -> bool:
     """Whether ``func``, the global ``gv``, calls ``gv``."""
-    from relay.ir.expr import Call, children
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Call
 
-    stack: list[Expr] = [func.body]
-    seen: set[int] = set()
-    while stack:
-        e = stack.pop()
-        if isinstance(e, Call) and e.op is gv:
-            return True
-        if id(e) not in seen:
-            seen.add(id(e))
-            stack.extend(children(e))
-    return False
+    return any(isinstance(e, Call) and e.op is gv for e in sub_expressions(func.body))
 
 
 def _makes_references(mod: Module) -> bool:
     """Whether a function of ``mod`` creates a reference cell."""
-    from relay.ir.expr import RefCreate, children
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import RefCreate
 
-    for func in mod.functions.values():
-        stack: list[Expr] = [func]
-        seen: set[int] = set()
-        while stack:
-            e = stack.pop()
-            if isinstance(e, RefCreate):
-                return True
-            if id(e) not in seen:
-                seen.add(id(e))
-                stack.extend(children(e))
-    return False
+    return any(isinstance(e, RefCreate) for f in mod.functions.values() for e in sub_expressions(f))
 
 
 class Executable:

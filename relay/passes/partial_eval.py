@@ -593,6 +593,7 @@ def remove_write_only_refs(expr: Expr) -> Expr:
     """``expr`` (in A-normal form) without the reference cells it only ever writes: each
     such ``let %r = ref(v)`` and every ``ref_write(%r, ...)`` are dropped (a write's
     binding is left as ``()``, for dead-code elimination)."""
+    from relay.ir.expr import children
     from relay.ir.functor import ExprMutator
 
     uses: dict[Var, int] = {}
@@ -600,8 +601,6 @@ def remove_write_only_refs(expr: Expr) -> Expr:
     cells: set[Var] = set()
     stack: list[Expr] = [expr]
     seen: set[int] = set()
-    from relay.ir.expr import children
-
     while stack:
         e = stack.pop()
         if isinstance(e, Var):

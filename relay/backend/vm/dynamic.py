@@ -291,13 +291,12 @@ def elementwise_variant(
 
 def _elementwise_body(body: Expr) -> bool:
     """Only calls of elementwise or broadcasting operators with elementwise lowerings, on
-    variables, scalar constants and each other."""
+    variables, scalar constants and each other (each shared node looked at once)."""
+    from relay.ir.analysis import sub_expressions
     from relay.op.registry import OpPattern, get_op
 
-    stack = [body]
-    while stack:
-        e = stack.pop()
-        if isinstance(e, Var):
+    for e in sub_expressions(body):
+        if isinstance(e, Var | Op):
             continue
         if isinstance(e, Constant):
             if np.asarray(e.data).shape != ():
@@ -313,5 +312,4 @@ def _elementwise_body(body: Expr) -> bool:
             or getattr(rule, "__module__", "") != "relay.op.lowering.elemwise"
         ):
             return False
-        stack.extend(e.args)
     return True

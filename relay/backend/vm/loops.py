@@ -376,7 +376,7 @@ class _Driver:
                 return self.param(t, "const")
 
             self.values[r] = self.structured(plan.types[r], constant)
-        kernel_order = list(dict.fromkeys(self.callee(ins) for ins in fn.code if self.callee(ins)))
+        kernel_order = [k for k in dict.fromkeys(map(self.callee, fn.code)) if k]
         for symbol in kernel_order:
             kernel = self.kernels[symbol]
             bufs = []
@@ -625,15 +625,16 @@ def compile_loops(
     kernels = dict(library.kernels)
     inner: dict[int, str] = {}
     built = []
+    texts = [library.key]
     for plan in plans:  # callees first: an inner loop's driver is a kernel of its caller's
         prim, kernel, call = _Driver(plan, program, kernels, names, inner).build()
         built.append((prim, kernel, call))
         kernels[plan.symbol] = kernel
         inner[plan.function] = plan.symbol
         # a driver's name says its code: equal drivers of different programs are one
-        digest = hashlib.sha256(prim.script().encode()).hexdigest()[:24]
+        texts.append(prim.script())
+        digest = hashlib.sha256(texts[-1].encode()).hexdigest()[:24]
         names[plan.symbol] = f"relay.loop.{digest}.{plan.symbol}"
-    texts = [library.key] + [prim.script() for prim, _, _ in built]
     key = library_key(texts, target)
     cache = kernel_cache()
     combined = cache.lookup(key)
