@@ -160,16 +160,22 @@ def _flatten_value(v: Any) -> list[Any]:
     return [v]
 
 
-def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
-    """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc)."""
-    from relay.backend.runtime import tvm
-
-    dynamic = any(
+def is_dynamic(func: Function) -> bool:
+    """Whether primitive function ``func`` takes a tensor with an unknown (``?``) dimension:
+    its kernel is then compiled for a symbolic size (:func:`kernel_shape`)."""
+    return any(
         isinstance(d, _AnyDim)
         for p in func.params
         for t in flatten_type(p.type_annotation or _type_of(p))
         for d in t.shape
     )
+
+
+def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
+    """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc)."""
+    from relay.backend.runtime import tvm
+
+    dynamic = is_dynamic(func)
     token = _SIZE.set(tvm().tirx.Var("n", "int64") if dynamic else None)
     try:
         lowered = _lower(func, fast_math)

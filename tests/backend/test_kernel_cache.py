@@ -208,10 +208,10 @@ def test_kernels_compiled_in_parts_export_as_one_library(cache_dir: Path) -> Non
     parts = _parts(funcs, cores=2)
     # the product at -O3, the elementwise kernels at -O1 spread over two parts; the
     # heaviest part first
-    assert [(p.opt_level, [i for i, _ in p.funcs]) for p in parts] == [
-        (3, [1]),
-        (1, [0, 3]),
-        (1, [2]),
+    assert [(p.opt_level, p.checked, [i for i, _ in p.funcs]) for p in parts] == [
+        (3, False, [1]),
+        (1, False, [0, 3]),
+        (1, False, [2]),
     ]
     assert [(p.opt_level, len(p.funcs)) for p in _parts(funcs, cores=1)] == [(3, 1), (1, 3)]
     lib, symbols = compile_functions(funcs, Target())
@@ -223,6 +223,36 @@ def test_kernels_compiled_in_parts_export_as_one_library(cache_dir: Path) -> Non
     x, w = np.ones((4, 32), np.float32), np.full((8, 32), 0.5, np.float32)
     (out,) = reloaded[again[1]](x, w)
     np.testing.assert_array_equal(out, np.full((4, 8), 16.0, np.float32))
+
+
+def test_only_kernels_of_a_symbolic_size_keep_tvms_argument_checks(cache_dir: Path) -> None:
+    from relay.backend.compiler import _parts
+    from relay.backend.vm.dynamic import elementwise_variant
+    from relay.ir.types import Any
+
+    dynamic = primitive_op_function("negative", (np.zeros(5, np.float32),), {})
+    variant = elementwise_variant(dynamic, (True,), (Any, 16), parallel=0)  # a (?, 16) block
+    assert variant is not None
+    funcs = [func(40), variant]
+    parts = _parts(funcs, cores=1)
+    assert [(p.opt_level, p.checked, [i for i, _ in p.funcs]) for p in parts] == [
+        (1, True, [1]),
+        (1, False, [0]),
+    ]
+    lib, (static, sized) = compile_functions(funcs, Target())
+    # the static kernel trusts its callers; its Python entry checks shapes itself
+    with pytest.raises(TypeError, match=r"input 0 has shape \(41,\), not \(40,\)$"):
+        lib[static](np.zeros(41, np.float32))
+    with pytest.raises(TypeError, match=r"input 0 has shape \(3, 8\), not \('\?', 16\)$"):
+        lib[sized](np.zeros((3, 8), np.float32))
+    # the sized kernel reads its size from its input: an output of another size is refused
+    # by TVM's checks instead of being written past its end
+    x = np.zeros((3, 16), np.float32)
+    with pytest.raises(Exception, match="shape"):
+        lib[sized].func(x, np.empty((2, 16), np.float32))
+    out = np.empty_like(x)
+    lib[sized].func(x + 1, out)
+    np.testing.assert_array_equal(out, -(x + 1))
 
 
 def test_a_kernel_for_every_size_is_cached_with_its_unknown_dimension(cache_dir: Path) -> None:
