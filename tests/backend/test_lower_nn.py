@@ -594,3 +594,19 @@ def test_cross_entropy_empty(name: str) -> None:
     assert np.isnan(out)  # -0 / 0
     out = check_op_lowering(name, normal(3, 0), normal(3, 0))
     assert out == 0  # an empty sum
+
+
+def test_schedules_skip_tvms_argument_type_checks_without_changing_the_result() -> None:
+    from relay.backend.lower import lower_primitive
+    from relay.backend.runtime import tvm
+    from relay.backend.schedule import cpu
+    from relay.backend.schedule.matmul import schedule_matmul_group
+
+    func = primitive_op_function("nn.dense", (normal(24, 40), normal(48, 40)), {})
+    scheduled = cpu.schedule_cpu(lower_primitive(func))
+    checked = tvm().s_tir.Schedule(lower_primitive(func).prim_func)
+    schedule_matmul_group(checked, lower_primitive(func))  # TVM's own type-checked methods
+    tvm().ir.assert_structural_equal(scheduled, checked.mod["main"])
+    sch = cpu.Unchecked(checked)
+    assert sch.split.func is type(checked).split.__wrapped__  # the primitive, unwrapped
+    assert sch.mod.same_as(checked.mod)  # what is not a checked primitive is the schedule's own
