@@ -129,7 +129,7 @@ uint32: _DType
 uint64: _DType
 bool_: _DType = _DType("bool")
 
-_SUBMODULES = frozenset({"analysis", "frontend", "op", "passes", "typecheck", "std"})
+_SUBMODULES = frozenset({"analysis", "frontend", "lazy", "op", "passes", "typecheck", "std"})
 _FRONTEND = frozenset(
     {
         "function",

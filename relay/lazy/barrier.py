@@ -1,0 +1,206 @@
+"""Barriers: the pending graph lowered to one IR function, compiled (cached) and run.
+
+At a barrier the pending nodes to compute (every live tensor's, or those ``sync`` names)
+are collected with everything pending they depend on, in a deterministic order: the
+*trace*. Its data nodes (arrays and the Python numbers mixed in) become the function's
+parameters, so a trace that only sees new values -- the next batch, a new learning rate
+-- is the same trace. The trace is keyed by its operations (operator, attributes, which
+values each reads), which of them are results, and its parameters' types; the key is
+looked up in the compile cache, and on a miss the trace is lowered to a relay
+``Function`` (a ``let`` chain returning a tuple), compiled with :func:`relay.build` (the
+whole pipeline: fusion, kernels, the disk cache) and cached. The compiled program runs on
+the parameters' values and the computed nodes become data, dropping their operations.
+
+A miss whose operations equal an earlier trace's is a *recompile*; the input types that
+differ are recorded for ``relay.lazy.explain_recompiles()``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from relay.ir.expr import Call, Expr, Function, Let, Tuple, TupleGetItem, Var
+from relay.ir.types import Type
+from relay.lazy.metrics import METRICS, RECOMPILES
+from relay.lazy.trace import (
+    CONFIG,
+    GET,
+    STATE,
+    TUPLE,
+    LazyError,
+    Node,
+    live_pending,
+    user_line,
+    user_span,
+)
+from relay.op.registry import get_op
+
+
+@dataclass
+class Trace:
+    """The pending computation of some nodes: ``ops`` in dependency order, ``params`` the
+    data they read, ``outputs`` the nodes wanted."""
+
+    ops: list[Node]
+    params: list[Node]
+    outputs: list[Node]
+    index: dict[int, tuple[str, int]]
+
+    def structure(self) -> tuple[Any, ...]:
+        """The operations, what each reads and which are wanted: equal for two traces
+        that differ only in their data."""
+        ix = self.index
+        ops = tuple((n.op, n.attrs, tuple(ix[i.id] for i in n.inputs)) for n in self.ops)
+        return (ops, tuple(ix[o.id] for o in self.outputs), len(self.params))
+
+    def param_types(self) -> tuple[Type, ...]:
+        """The parameters' types, in order."""
+        return tuple(p.type for p in self.params)
+
+
+def collect(roots: list[Node]) -> Trace:
+    """The trace computing ``roots`` (pending nodes, no duplicates), walked without recursion
+    in a fixed order: the same program makes the same trace."""
+    ops: list[Node] = []
+    params: list[Node] = []
+    index: dict[int, tuple[str, int]] = {}
+    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
+    while stack:
+        node, expanded = stack.pop()
+        if node.id in index:
+            continue
+        if node.value is not None:
+            index[node.id] = ("p", len(params))
+            params.append(node)
+        elif expanded:
+            index[node.id] = ("n", len(ops))
+            ops.append(node)
+        else:
+            stack.append((node, True))
+            stack.extend((i, False) for i in reversed(node.inputs) if i.id not in index)
+    return Trace(ops, params, roots, index)
+
+
+def lower(trace: Trace) -> Function:
+    """The trace as a relay function: one parameter per data node, a ``let`` per operation,
+    the wanted values returned as a tuple."""
+    params = [Var(f"p{i}", p.type) for i, p in enumerate(trace.params)]
+    bound: list[Var] = []
+
+    def ref(node: Node) -> Expr:
+        kind, i = trace.index[node.id]
+        return params[i] if kind == "p" else bound[i]
+
+    values: list[Expr] = []
+    for j, node in enumerate(trace.ops):
+        args = tuple(ref(i) for i in node.inputs)
+        if node.op == GET:
+            values.append(TupleGetItem(args[0], int(dict(node.attrs)["index"])))
+        elif node.op == TUPLE:
+            values.append(Tuple(args))
+        else:
+            opdef = get_op(str(node.op))
+            values.append(Call(opdef.op, args, opdef.validate_attrs(dict(node.attrs))))
+        bound.append(Var(f"x{j}", node.type))
+    body: Expr = Tuple(tuple(ref(o) for o in trace.outputs))
+    for var, value in zip(reversed(bound), reversed(values), strict=True):
+        body = Let(var, value, body)
+    return Function(tuple(params), body)
+
+
+_CACHE: dict[Any, Any] = {}
+"""Compiled traces, by structure and parameter types."""
+
+_SEEN: dict[Any, tuple[Type, ...]] = {}
+"""The parameter types each structure was last compiled for."""
+
+
+def barrier(reason: str, nodes: list[Node] | None = None, extra: tuple[Node, ...] = ()) -> None:
+    """Compute ``nodes`` (default: every live tensor's pending node, and ``extra``)."""
+    if nodes is None:
+        roots = live_pending()
+        seen = {n.id for n in roots}
+        roots += [n for n in extra if n.value is None and n.id not in seen]
+    else:
+        unique = {n.id: n for n in nodes if n.value is None}
+        roots = [unique[k] for k in sorted(unique)]
+    if not roots:
+        return
+    if STATE.tracing:
+        raise LazyError(
+            f"{reason} needs a value while a function is being differentiated: the gradient "
+            "cannot flow through a computed value",
+            user_span(),
+        )
+    METRICS.barriers[reason] += 1
+    where = user_line()
+    METRICS.barrier_lines[where] += 1
+    if reason == "graph size limit":
+        METRICS.graph_cuts += 1
+    run(collect(roots), reason, where)
+    if nodes is None:
+        STATE.recorded = 0
+
+
+def run(trace: Trace, reason: str = "", where: str = "") -> None:
+    """Compile (or find compiled) and run ``trace``; its outputs become data."""
+    import relay
+
+    structure = trace.structure()
+    types = trace.param_types()
+    key = (structure, types)
+    exe = _CACHE.get(key)
+    if exe is None:
+        METRICS.cache_misses += 1
+        _explain(structure, types, trace, reason, where)
+        start = time.perf_counter()
+        exe = relay.build(lower(trace), target=CONFIG.target)
+        METRICS.compile_time += time.perf_counter() - start
+        METRICS.traces_compiled += 1
+        _CACHE[key] = exe
+    else:
+        METRICS.cache_hits += 1
+    start = time.perf_counter()
+    outs = exe(*[p.value for p in trace.params])
+    METRICS.execute_time += time.perf_counter() - start
+    METRICS.traces_run += 1
+    METRICS.graph_sizes.append(len(trace.ops))
+    for node, value in zip(trace.outputs, outs, strict=True):
+        node.materialize(value)
+
+
+def _explain(
+    structure: tuple[Any, ...], types: tuple[Type, ...], trace: Trace, reason: str, where: str
+) -> None:
+    before = _SEEN.get(structure)
+    _SEEN[structure] = types
+    head = f"compile {METRICS.traces_compiled + 1} ({reason} at {where}): "
+    if before is None:
+        RECOMPILES.append(
+            head + f"new operations ({len(trace.ops)} operations, {len(trace.params)} inputs)"
+        )
+        return
+    diffs = [
+        f"input {i}: {a} before, {b} now"
+        for i, (a, b) in enumerate(zip(before, types, strict=True))
+        if a != b
+    ]
+    RECOMPILES.append(head + "; ".join(diffs))
+
+
+def clear_cache() -> None:
+    """Forget the compiled traces (the kernel cache on disk stays)."""
+    _CACHE.clear()
+    _SEEN.clear()
+
+
+def pending_function(nodes: list[Node] | None = None) -> Function | None:
+    """The function a barrier would compile now (for ``nodes``, default every live tensor's
+    pending node), or None when nothing is pending."""
+    roots = live_pending() if nodes is None else [n for n in nodes if n.value is None]
+    if not roots:
+        return None
+    unique = {n.id: n for n in roots}
+    return lower(collect([unique[k] for k in sorted(unique)]))
