@@ -160,3 +160,18 @@ def test_partial_evaluation_example_is_what_the_pass_prints():
     printed = next(b for b in blocks if b.startswith("fn (%x"))
     mod = relay.infer_type(relay.parse('#[version = "0.0.5"]\n' + source))
     assert relay.astext(PartialEvaluate()(mod)["main"]) + "\n" == printed
+
+
+def test_lazy_examples_print_what_they_say(capsys):
+    import relay.lazy as lz
+
+    blocks = [b for b in python_examples("lazy.md") if "# " in b and "print(" in b]
+    assert len(blocks) == 3
+    for block in blocks:
+        lz.mark_step()
+        lz.reset_metrics()
+        expected = [
+            line.strip()[2:] for line in block.splitlines() if line.strip().startswith("# ")
+        ]
+        exec(compile(block, "lazy.md", "exec"), {})
+        assert capsys.readouterr().out.splitlines() == expected
