@@ -11,7 +11,8 @@ Four passes, each a list of :class:`~relay.passes.pattern.DFPatternCallback` rul
   ``collapse_sum_like(x, y)``, ``broadcast_to_like``, ``reshape_like`` and ``cast_like``; two consecutive shape-only operators (``reshape``/``squeeze``/``expand_dims``)
   become one ``reshape`` (with the outer ``newshape`` when it refers only to sizes, else the
   static result shape) or nothing; two transposes compose into one, and an identity
-  permutation disappears.
+  permutation disappears; a matrix product of a transposed operand reads the operand as it
+  is, with its ``transpose_a``/``transpose_b`` flag flipped.
 * :func:`SimplifyInference` (TVM ``simplify_inference.cc``, ``BatchNormToInferUnpack`` and
   ``LayerNormToInferUnpack``): ``nn.batch_norm(...).0`` becomes
   ``(x - mean) / sqrt(var + eps) * gamma + beta`` with the per-channel parameters expanded to
@@ -283,6 +284,40 @@ def _transpose_identity(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None
     return x if perm == list(range(ty.ndim)) else None
 
 
+_mm_a = wildcard()
+_mm_b = wildcard()
+
+
+@rule(_alt_ops(("nn.matmul", "nn.batch_matmul"))(_mm_a, _mm_b), require_type=True)
+def _transpose_into_product(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
+    """A product of a transposed operand reads the operand as it is, with the flag
+    flipped: ``nn.matmul(transpose(a), b)`` is ``nn.matmul(a, b, transpose_a=True)`` (the
+    transpose of a 2-D operand; of the last two axes for ``nn.batch_matmul``). The
+    backward pass of ``x @ w`` written by hand (``g @ w.T``, ``x.T @ g``) then copies no
+    weights."""
+    assert isinstance(post, Call)
+    args = list(post.args)
+    attrs = dict(post.attrs.items())
+    changed = False
+    for i, flag in ((0, "transpose_a"), (1, "transpose_b")):
+        arg = args[i]
+        if not (isinstance(arg, Call) and _op_name(arg) == "transpose"):
+            continue
+        inner = arg.args[0]
+        ty = _tensor_type(inner)
+        if ty is None or ty.ndim < 2:
+            continue
+        want = [*range(ty.ndim - 2), ty.ndim - 1, ty.ndim - 2]
+        if _permutation(arg, ty.ndim) != want:
+            continue
+        args[i] = inner
+        attrs[flag] = not attrs[flag]
+        changed = True
+    if not changed:
+        return None
+    return _call(str(_op_name(post)), *args, **attrs)
+
+
 _cz_x = wildcard()
 _cz_like = wildcard()
 
@@ -345,6 +380,7 @@ SIMPLIFY_EXPR_RULES: tuple[DFPatternCallback, ...] = (
     _double_negation,
     _transpose_pair,
     _transpose_identity,
+    _transpose_into_product,
     _shape_pair,
     _same_type_identity,
     _same_type_like,

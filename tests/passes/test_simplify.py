@@ -288,6 +288,42 @@ def test_reshape_of_reshape_with_unknown_dims() -> None:
     )
 
 
+def test_a_transposed_operand_of_a_product_becomes_its_flag() -> None:
+    a, b = rand(4, 3), rand(5, 3)
+    m, n = "%a: Tensor[(4, 3), float32]", "%b: Tensor[(5, 3), float32]"
+    check(
+        simplify_expr,
+        f"fn ({m}, {n}) {{ %0 = transpose(%b); nn.matmul(%a, %0) }}",
+        f"fn ({m}, {n}) {{ nn.matmul(%a, %b, transpose_b=True) }}",
+        a,
+        b,
+    )
+    check(  # both operands, one flag already set: it flips back
+        simplify_expr,
+        f"fn ({m}, {n}) {{ %0 = transpose(%a); %1 = transpose(%b, axes=[1, 0]); "
+        "nn.matmul(%0, %1, transpose_a=True) }",
+        f"fn ({m}, {n}) {{ nn.matmul(%a, %b, transpose_b=True) }}",
+        a,
+        b,
+    )
+    x, y = rand(2, 3, 4), rand(2, 5, 4)
+    check(
+        simplify_expr,
+        f"fn ({X3}, %y: Tensor[(2, 5, 4), float32]) {{ "
+        "%0 = transpose(%y, axes=[0, 2, 1]); nn.batch_matmul(%x, %0) }",
+        f"fn ({X3}, %y: Tensor[(2, 5, 4), float32]) {{ "
+        "nn.batch_matmul(%x, %y, transpose_b=True) }",
+        x,
+        y,
+    )
+    # a transpose that moves the batch axis is not a flag
+    unchanged(
+        simplify_expr,
+        "fn (%x: Tensor[(3, 2, 4), float32], %y: Tensor[(2, 4, 5), float32]) { "
+        "%0 = transpose(%x, axes=[1, 0, 2]); nn.batch_matmul(%0, %y) }",
+    )
+
+
 def test_transpose_of_transpose() -> None:
     x = rand(2, 3, 4)
     check(
