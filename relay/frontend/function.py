@@ -20,6 +20,7 @@ import ast
 import builtins
 import contextlib
 import functools
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any as _Any
@@ -225,6 +226,9 @@ class _Compiled:
 
 def _value_type(value: object) -> Type | None:
     """The static type of a call argument, for specialisation (None: left to inference)."""
+    lazy = sys.modules.get("relay.lazy.tensor")
+    if lazy is not None and isinstance(value, lazy.Tensor):
+        return value.type  # type: ignore[no-any-return]
     if isinstance(value, np.ndarray):
         name = dtype_name(value.dtype)
         return TensorType(tuple(int(d) for d in value.shape), name) if name else None
@@ -487,7 +491,12 @@ class RelayFunction:
         then cached); programs the compiled backend cannot run yet go to the interpreter."""
         if kwargs:
             args = self._bind(args, dict(kwargs))
-        else:
+        lazy = sys.modules.get("relay.lazy.tensor")
+        if lazy is not None and any(isinstance(a, lazy.Tensor) for a in args):
+            from relay.lazy.calls import record_call
+
+            return record_call(self, args)
+        if not kwargs:
             done, result = fast_call(self._fast, args)
             if done:
                 return result

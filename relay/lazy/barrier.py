@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from relay.ir.expr import Call, Expr, Function, Let, Tuple, TupleGetItem, Var
+from relay.ir.module import Module
 from relay.ir.types import Type
 from relay.lazy.metrics import METRICS, RECOMPILES
 from relay.lazy.trace import (
+    CALL,
     CONFIG,
     GET,
     STATE,
@@ -100,6 +102,8 @@ def lower(trace: Trace) -> Function:
             values.append(TupleGetItem(args[0], int(dict(node.attrs)["index"])))
         elif node.op == TUPLE:
             values.append(Tuple(args))
+        elif node.op == CALL:
+            values.append(Call(dict(node.attrs)["function"].compiled.global_var, args))
         else:
             opdef = get_op(str(node.op))
             values.append(Call(opdef.op, args, opdef.validate_attrs(dict(node.attrs))))
@@ -108,6 +112,31 @@ def lower(trace: Trace) -> Function:
     for var, value in zip(reversed(bound), reversed(values), strict=True):
         body = Let(var, value, body)
     return Function(tuple(params), body)
+
+
+ENTRY = "lazy_trace"
+"""The name of a trace's function in the program built."""
+
+
+def program(trace: Trace) -> Module:
+    """The module to build for ``trace``: its function, and the modules of the ``@relay``
+    functions it calls (a global of the same name defined twice differently is an error)."""
+    mod = Module()
+    for node in trace.ops:
+        if node.op != CALL:
+            continue
+        callee = dict(node.attrs)["function"].compiled.module
+        for gv, func in callee.functions.items():
+            if gv.name_hint in mod and mod.function(gv.name_hint) is not func:
+                raise LazyError(
+                    f"two @relay functions called in one trace define @{gv.name_hint} "
+                    "differently; rename one"
+                )
+        mod.import_module(callee)
+    if ENTRY in mod:
+        raise LazyError(f"a @relay function called on lazy tensors is named {ENTRY}")
+    mod.add(ENTRY, lower(trace))
+    return mod
 
 
 _CACHE: dict[Any, Any] = {}
@@ -156,7 +185,7 @@ def run(trace: Trace, reason: str = "", where: str = "") -> None:
         METRICS.cache_misses += 1
         _explain(structure, types, trace, reason, where)
         start = time.perf_counter()
-        exe = relay.build(lower(trace), target=CONFIG.target)
+        exe = relay.build(program(trace), target=CONFIG.target, entry=ENTRY)
         METRICS.compile_time += time.perf_counter() - start
         METRICS.traces_compiled += 1
         _CACHE[key] = exe

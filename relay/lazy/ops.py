@@ -73,7 +73,7 @@ def wrap(node: Node) -> Tensor:
 
 def is_tensor(x: Any) -> bool:
     """Whether ``x`` is a lazy tensor."""
-    return isinstance(x, _tensor_cls())
+    return isinstance(x, _TENSOR or _tensor_cls())
 
 
 def value(t: Tensor, reason: str) -> Array:

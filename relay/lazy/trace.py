@@ -49,6 +49,10 @@ GET = "#get"
 TUPLE = "#tuple"
 """The pseudo-operator making a tuple of its inputs (what ``concatenate`` reads)."""
 
+CALL = "#call"
+"""A call of a ``@relay`` function (``attrs``: the specialized function, a
+:class:`relay.lazy.calls.Callee`)."""
+
 
 class Node:
     """One value of the lazy graph: data (``value`` set) or an operation pending."""
@@ -95,9 +99,16 @@ def data_node(value: np.ndarray[Any, Any]) -> Node:
     return Node(tensor_type(value), value=value)
 
 
+_TENSOR_TYPES: dict[tuple[tuple[int, ...], np.dtype[Any]], TensorType] = {}
+
+
 def tensor_type(value: np.ndarray[Any, Any]) -> TensorType:
     """The relay type of a numpy array."""
-    return TensorType(tuple(int(d) for d in value.shape), str(value.dtype))
+    key = (value.shape, value.dtype)
+    ty = _TENSOR_TYPES.get(key)
+    if ty is None:
+        ty = _TENSOR_TYPES[key] = TensorType(tuple(int(d) for d in value.shape), str(value.dtype))
+    return ty
 
 
 # -- configuration -------------------------------------------------------------------------------
@@ -155,9 +166,14 @@ _TYPES: dict[tuple[Any, ...], Type] = {}
 def record(op: str, inputs: tuple[Node, ...], attrs: dict[str, Any] | None = None) -> Node:
     """A pending node applying ``op`` to ``inputs``: its type inferred now, a shape error
     raised here (a :class:`TypeCheckError` at the user's line)."""
-    items = tuple(sorted((attrs or {}).items()))
-    key = (op, tuple(n.type for n in inputs), _hashable(items))
-    ty = _TYPES.get(key)
+    items = tuple(sorted(attrs.items())) if attrs else ()
+    try:
+        key = (op, tuple(n.type for n in inputs), items)
+        ty = _TYPES.get(key)
+    except TypeError:  # a list among the attributes
+        items = _hashable(items)
+        key = (op, tuple(n.type for n in inputs), items)
+        ty = _TYPES.get(key)
     if ty is None:
         try:
             ty = infer_call_type(op, [n.type for n in inputs], dict(items))
@@ -165,6 +181,12 @@ def record(op: str, inputs: tuple[Node, ...], attrs: dict[str, Any] | None = Non
             raise TypeCheckError(err.message, user_span()) from None
         _TYPES[key] = ty
     node = Node(ty, op, inputs, items)
+    count_recorded(node)
+    return node
+
+
+def count_recorded(node: Node) -> None:
+    """Count a recorded operation; past ``max_graph_size`` since the last barrier, cut."""
     STATE.recorded += 1
     if (
         CONFIG.max_graph_size
@@ -172,7 +194,6 @@ def record(op: str, inputs: tuple[Node, ...], attrs: dict[str, Any] | None = Non
         and not (STATE.cutting or STATE.tracing)
     ):
         _cut(node)
-    return node
 
 
 def project(node: Node, index: int) -> Node:

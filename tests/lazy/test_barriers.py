@@ -249,3 +249,30 @@ def test_the_same_training_function_gives_the_same_losses_under_numpy_and_lazy()
     got = train(lazy, lz.asarray)
     np.testing.assert_allclose(got, expected, rtol=1e-5)
     assert lz.metrics().traces_compiled == 1 and lz.metrics().cache_hits == 5
+
+
+@relay
+def rnn(xs, w, b):  # type: ignore[no-untyped-def]
+    h = np.zeros(4, dtype=np.float32)
+    for t in range(6):
+        h = np.tanh(w @ xs[t] + h + b)
+    return h, np.sum(h)
+
+
+def test_a_relay_function_on_lazy_tensors_is_recorded_as_one_call() -> None:
+    rng = np.random.default_rng(1)
+    xs = rng.standard_normal((6, 4)).astype(np.float32)
+    w = (rng.standard_normal((4, 4)) * 0.5).astype(np.float32)
+    b = np.full(4, 0.1, np.float32)
+    h, total = rnn(lz.asarray(xs) * 2.0, w, b)
+    assert isinstance(h, lz.Tensor) and h.shape == (4,) and total.shape == ()
+    text = lz.pending_ir(h, total)
+    assert "  let %x1: (Tensor[(4,), float32], float32) = @rnn(%x0, %p2, %p3);\n" in text
+    assert text.count("tanh") == 0  # the loop is inside @rnn, not unrolled into the trace
+    want_h, want_total = rnn(xs * 2.0, w, b)
+    np.testing.assert_allclose(h.numpy(), want_h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(total), want_total, rtol=1e-5)
+    # specialized to the arguments' types, as a call on numpy arrays: the error is in rnn
+    with pytest.raises(relay.TypeCheckError, match=r"have inner dimensions 3 and 4") as info:
+        rnn(lz.asarray(xs), lz.asarray(np.ones((3, 3), np.float32)), b)
+    assert "h = np.tanh(w @ xs[t] + h + b)" in str(info.value)
