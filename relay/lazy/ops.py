@@ -71,6 +71,32 @@ def wrap(node: Node) -> Tensor:
     return _tensor_cls()(node)
 
 
+def bare(node: Node) -> Tensor:
+    """A tensor of ``node`` that is not tracked as live (an intermediate of the view
+    bookkeeping, never seen by the user)."""
+    return _tensor_cls().untracked(node)
+
+
+def shape_view(base: Any, result: Tensor) -> Tensor:
+    """``result``, a reshape of ``base`` (``reshape``, ``ravel``, ``squeeze``,
+    ``expand_dims``), marked as a view of it as numpy's are."""
+    if is_tensor(base):
+        from relay.lazy.views import mark_view
+
+        mark_view(base, ("reshape", result.shape), result)
+    return result
+
+
+def transpose_view(base: Any, result: Tensor, axes: Any) -> Tensor:
+    """``result``, a transpose of ``base``, marked as a view of it."""
+    if is_tensor(base):
+        from relay.lazy.views import mark_view
+
+        perm = tuple(range(base.ndim))[::-1] if axes is None else _axes(axes, base.ndim)
+        mark_view(base, ("transpose", perm), result)
+    return result
+
+
 def is_tensor(x: Any) -> bool:
     """Whether ``x`` is a lazy tensor."""
     return isinstance(x, _TENSOR or _tensor_cls())
@@ -250,7 +276,9 @@ def assign(t: Tensor, result: Any) -> Tensor:
             f"non-broadcastable output operand with shape {t.shape} doesn't match the "
             f"broadcast shape {result.shape}"
         )
-    t.node = result.node
+    from relay.lazy.views import write
+
+    write(t, result.node)
     return t
 
 
@@ -515,6 +543,15 @@ def _basic(key: Any, shape: tuple[int, ...]) -> list[tuple[str, Any]] | None:
     return out
 
 
+def is_basic(key: Any, shape: tuple[int, ...]) -> bool:
+    """Whether ``key`` is basic indexing (integers, slices, ``None``, ``...``): numpy gives
+    a view."""
+    try:
+        return _basic(key, shape) is not None
+    except IndexError:
+        return False
+
+
 def getitem(t: Tensor, key: Any) -> Any:
     """``t[key]``: basic indexing (integers, slices, ``None``, ``...``) as one
     ``strided_slice``, then ``squeeze`` and ``expand_dims``; one integer-array index as
@@ -592,17 +629,23 @@ def _advanced(t: Tensor, key: Any) -> Any:
 
 
 def setitem(t: Tensor, key: Any, v: Any) -> None:
-    """``t[key] = v``: for basic indexing with unit steps, ``where`` of a mask (a data
-    parameter, so another index reuses the trace) over ``v`` padded to ``t``'s shape;
-    otherwise computed by numpy on a copy (a fallback)."""
+    """``t[key] = v`` in place (through to the tensor ``t`` is a view of, if any)."""
+    from relay.lazy.views import write
+
+    write(t, assigned(t, key, v))
+
+
+def assigned(t: Tensor, key: Any, v: Any) -> Node:
+    """The value of ``t`` after ``t[key] = v``: for basic indexing with unit steps, ``where``
+    of a mask (a data parameter, so another index reuses the trace) over ``v`` padded to
+    ``t``'s shape; otherwise computed by numpy on a copy (a fallback)."""
     steps = _basic(key, t.shape)
     if (
         steps is None
         or any(k == "slice" and s[2] != 1 for k, s in steps)
         or not _supported(t.dtype)
     ):
-        _setitem_fallback(t, key, v)
-        return
+        return _setitem_fallback(t, key, v)
     mask = np.zeros(t.shape, bool)
     mask[key] = True
     mask.flags.writeable = False
@@ -637,16 +680,17 @@ def setitem(t: Tensor, key: Any, v: Any) -> None:
         zero = np.zeros((), t.dtype)
         zero.flags.writeable = False
         placed = record("nn.pad", (placed, data_node(zero)), {"pad_width": tuple(padding)})
-    t.node = record("where", (data_node(mask), placed, t.node))
+    return record("where", (data_node(mask), placed, t.node))
 
 
-def _setitem_fallback(t: Tensor, key: Any, v: Any) -> None:
-    def assigned(a: Array, k: Any, x: Any) -> Array:
+def _setitem_fallback(t: Tensor, key: Any, v: Any) -> Node:
+    def setitem(a: Array, k: Any, x: Any) -> Array:
         out = a.copy()
         out[k] = x
         return out
 
-    t.node = fallback(assigned, (t, key, v), {}).node
+    result: Tensor = fallback(setitem, (t, key, v), {})
+    return result.node
 
 
 def broadcast_to(t: Any, shape: Any) -> Any:
@@ -802,7 +846,8 @@ def _dot(a: Any, b: Any, out: Any = None) -> Any:
 
 
 def _reshape(a: Any, shape: Any = None, order: str = "C", **kwargs: Any) -> Any:
-    return reshape(a, kwargs.get("newshape", shape), order)
+    out = reshape(a, kwargs.get("newshape", shape), order)
+    return shape_view(a, out) if order == "C" else out
 
 
 def _full_like(
@@ -829,9 +874,9 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.var: _var,
     np.std: _std,
     np.reshape: _reshape,
-    np.transpose: lambda a, axes=None: transpose(a, axes),
-    np.squeeze: lambda a, axis=None: squeeze(a, axis),
-    np.expand_dims: lambda a, axis: expand_dims(a, axis),
+    np.transpose: lambda a, axes=None: transpose_view(a, transpose(a, axes), axes),
+    np.squeeze: lambda a, axis=None: shape_view(a, squeeze(a, axis)),
+    np.expand_dims: lambda a, axis: shape_view(a, expand_dims(a, axis)),
     np.concatenate: _concatenate,
     np.stack: _stack,
     np.where: _where,
@@ -842,7 +887,7 @@ FUNCTIONS: dict[Any, Callable[..., Any]] = {
     np.ones_like: _filled_like(1),
     np.full_like: _full_like,
     np.copy: lambda a, order="K", subok=False: _tensor(a).copy(),
-    np.ravel: lambda a, order="C": reshape(a, (-1,), order),
+    np.ravel: lambda a, order="C": shape_view(a, reshape(a, (-1,), order)),
     np.shape: lambda a: _tensor(a).shape,
     np.ndim: lambda a: _tensor(a).ndim,
     np.size: lambda a, axis=None: _tensor(a).size if axis is None else _tensor(a).shape[axis],

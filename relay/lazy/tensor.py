@@ -24,12 +24,25 @@ Array = np.ndarray[Any, Any]
 class Tensor:
     """A lazily computed array with numpy's API (see the module docstring)."""
 
-    __slots__ = ("__weakref__", "node")
+    __slots__ = ("__weakref__", "node", "root", "steps", "views")
     __array_priority__ = 1000.0
 
     def __init__(self, node: Node) -> None:
         self.node = node
+        self.root: Tensor | None = None
+        """The tensor whose data this one is a view of (see :mod:`relay.lazy.views`)."""
+        self.steps: tuple[tuple[str, Any], ...] = ()
+        """How this view derives from ``root``."""
+        self.views: Any = None
+        """This tensor's live views (weak references), when it has any."""
         track(self)
+
+    @classmethod
+    def untracked(cls, node: Node) -> Tensor:
+        """A tensor of ``node`` that barriers do not compute (internal)."""
+        t = cls.__new__(cls)
+        t.node, t.root, t.steps, t.views = node, None, (), None
+        return t
 
     # -- what is known without running -------------------------------------------------------
 
@@ -261,7 +274,12 @@ class Tensor:
     # -- indexing ----------------------------------------------------------------------------
 
     def __getitem__(self, key: Any) -> Any:
-        return ops.getitem(self, key)
+        out = ops.getitem(self, key)
+        if isinstance(out, Tensor) and ops.is_basic(key, self.shape):  # numpy: a view
+            from relay.lazy.views import mark_view
+
+            mark_view(self, ("getitem", key), out)
+        return out
 
     def __setitem__(self, key: Any, value: Any) -> None:
         ops.setitem(self, key, value)
@@ -270,32 +288,33 @@ class Tensor:
 
     @property
     def T(self) -> Any:
-        """The transpose (axes reversed)."""
-        return ops.transpose(self)
+        """The transpose (axes reversed; a view)."""
+        return ops.transpose_view(self, ops.transpose(self), None)
 
     def transpose(self, *axes: Any) -> Any:
         """The axes permuted (reversed by default), as ``ndarray.transpose``."""
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], tuple | list)):
             axes = tuple(axes[0]) if axes[0] is not None else ()
-        return ops.transpose(self, axes or None)
+        return ops.transpose_view(self, ops.transpose(self, axes or None), axes or None)
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
         """The same elements in ``shape`` (one entry may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], tuple | list):
             shape = tuple(shape[0])
-        return ops.reshape(self, shape, order)
+        out = ops.reshape(self, shape, order)
+        return ops.shape_view(self, out) if order == "C" else out
 
     def flatten(self) -> Any:
         """The elements as one dimension (a new array in numpy; values are never shared)."""
         return ops.reshape(self, (-1,))
 
     def ravel(self) -> Any:
-        """The elements as one dimension."""
-        return ops.reshape(self, (-1,))
+        """The elements as one dimension (a view)."""
+        return ops.shape_view(self, ops.reshape(self, (-1,)))
 
     def squeeze(self, axis: Any = None) -> Any:
-        """Without the dimensions of size 1 (or only ``axis``)."""
-        return ops.squeeze(self, axis)
+        """Without the dimensions of size 1 (or only ``axis``; a view)."""
+        return ops.shape_view(self, ops.squeeze(self, axis))
 
     def astype(self, dtype: Any, copy: bool = True) -> Any:
         """The elements converted to ``dtype``."""
