@@ -610,3 +610,30 @@ def test_schedules_skip_tvms_argument_type_checks_without_changing_the_result() 
     sch = cpu.Unchecked(checked)
     assert sch.split.func is type(checked).split.__wrapped__  # the primitive, unwrapped
     assert sch.mod.same_as(checked.mod)  # what is not a checked primitive is the schedule's own
+
+
+def test_each_thread_packs_the_column_panels_it_computes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from relay.backend.lower import lower_primitive
+    from relay.backend.schedule import matmul
+    from relay.backend.schedule.cpu import schedule_cpu
+    from relay.backend.schedule.matmul import PANELS_PER_THREAD
+
+    monkeypatch.setattr(matmul, "available_cores", lambda: 2)
+
+    def scheduled(n: int) -> str:
+        func = primitive_op_function("nn.matmul", (normal(16, 64), normal(64, n)), {})
+        return str(schedule_cpu(lower_primitive(func)).script())
+
+    # 16 panels of 32 columns: the pack of each panel is inside the parallel panel loop
+    wide = scheduled(512)
+    assert "for i1_0 in T.parallel(16):\n        for ax0, ax1 in T.grid(64, 32):" in wide
+    assert PANELS_PER_THREAD * 2 <= 16
+    # 2 panels: B is packed in a parallel pass first, then the tiles run in parallel
+    narrow = scheduled(64)
+    assert "for ax0 in T.parallel(64):" in narrow  # the pack, over the rows of B
+    assert "for i1_0_i0_0_fused in T.parallel(4):" in narrow  # 2 panels x 2 row tiles
+    for n in (512, 64, 400):  # 400: 13 panels, the last padded
+        a, b = normal(16, 64), normal(64, n, seed=1)
+        np.testing.assert_allclose(run_compiled_op("nn.matmul", a, b), a @ b, rtol=1e-5, atol=1e-5)
