@@ -8,8 +8,10 @@ Fashion-MNIST subset in tests/data (1,000 images of 14x14: seven batches of 128 
 one of 104 per epoch). The same numpy-style step function (``train_step``: forward,
 hand-written backward, update) runs on numpy arrays and on lazy tensors, with
 ``relay.lazy.mark_step()`` after each step; beside them, the same step written with
-``@relay`` and ``relay.grad``. Reported, after one epoch of warm-up: median ms per step of
-each, the ratios, the traces compiled during the timed epochs (0 means no recompile, the
+``@relay`` and ``relay.grad``. The lazy and ``@relay`` versions run in lockstep (a step of
+each in turn), so the machine's noise falls on both alike; numpy runs afterwards, apart
+(OpenBLAS's spinning threads slow TVM's kernels when the two alternate). Reported, after one epoch of warm-up: median ms per step
+of each, the ratios, the traces compiled during the timed epochs (0 means no recompile, the
 last smaller batch included), and the losses of the three versions on the first epoch.
 With ``--steps N`` the lazy loop runs N more steps and the process's resident memory is
 printed every N/10 steps (it must stay flat).
@@ -106,35 +108,43 @@ def batches(x: np.ndarray, y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]
     return [(x[i : i + BATCH], y[i : i + BATCH]) for i in range(0, len(x), BATCH)]
 
 
-def run_epochs(kind: str, epochs: int) -> tuple[list[float], list[float]]:
-    """Per-step times of epochs 2.. and the losses of epoch 1, for ``kind``."""
+def run_epochs(
+    epochs: int, kinds: tuple[str, ...]
+) -> tuple[dict[str, list[float]], dict[str, list[float]], int]:
+    """The versions ``kinds`` in lockstep, one step of each in turn (the machine's noise then
+    falls on them alike): per-step times of epochs 2.., losses of epoch 1, and the traces
+    the lazy version compiled after the first epoch."""
     x, y = load()
     data = batches(x, y)
-    params: Any = init()
-    times: list[float] = []
-    losses: list[float] = []
-    if kind == "relay":
-        step = relay_step()
-        flat = [a for wb in params for a in wb]
-    elif kind == "lazy":
-        params = [(lz.asarray(w), lz.asarray(b)) for w, b in params]
+    start = init()
+    step = relay_step()
+    everything: dict[str, Any] = {
+        "numpy": start,
+        "lazy": [(lz.asarray(w), lz.asarray(b)) for w, b in start],
+        "relay": [a for wb in start for a in wb],
+    }
+    state = {k: everything[k] for k in kinds}
+    times: dict[str, list[float]] = {k: [] for k in state}
+    losses: dict[str, list[float]] = {k: [] for k in state}
+    compiled = 0
     for epoch in range(epochs):
-        if kind == "lazy" and epoch == 1:
-            lz.reset_metrics()
+        if epoch == 1:
+            compiled = lz.metrics().traces_compiled
         for xb, yb in data:
-            t0 = time.perf_counter()
-            if kind == "relay":
-                *flat, loss = step(*flat, xb, yb)
-            elif kind == "lazy":
-                params, loss = train_step(params, lz.asarray(xb), lz.asarray(yb), LR)
-                lz.mark_step()
-            else:
-                params, loss = train_step(params, xb, yb, LR)
-            if epoch:
-                times.append(time.perf_counter() - t0)
-            else:
-                losses.append(float(loss))
-    return times, losses
+            for kind in state:
+                t0 = time.perf_counter()
+                if kind == "relay":
+                    *state[kind], loss = step(*state[kind], xb, yb)
+                elif kind == "lazy":
+                    state[kind], loss = train_step(state[kind], lz.asarray(xb), lz.asarray(yb), LR)
+                    lz.mark_step()
+                else:
+                    state[kind], loss = train_step(state[kind], xb, yb, LR)
+                if epoch:
+                    times[kind].append(time.perf_counter() - t0)
+                else:
+                    losses[kind].append(float(loss))
+    return times, losses, lz.metrics().traces_compiled - compiled
 
 
 def rss_mb() -> float:
@@ -162,20 +172,20 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=6, help="epochs (the first is warm-up)")
     ap.add_argument("--steps", type=int, default=0, help="lazy steps for the memory check")
     args = ap.parse_args()
-    results = {}
-    for kind in ("numpy", "lazy", "relay"):
-        results[kind] = run_epochs(kind, args.epochs)
-        if kind == "lazy":
-            m = lz.metrics()
-            compiled_after_warmup = m.traces_compiled
-    ms = {k: statistics.median(t) * 1e3 for k, (t, _) in results.items()}
+    # lazy and @relay in lockstep; numpy apart, afterwards: OpenBLAS's threads spin after
+    # each call and slowed TVM's kernels 2-3x when the two were interleaved
+    times, losses, recompiled = run_epochs(args.epochs, ("lazy", "relay"))
+    numpy_times, numpy_losses, _ = run_epochs(args.epochs, ("numpy",))
+    times.update(numpy_times)
+    losses.update(numpy_losses)
+    ms = {k: statistics.median(t) * 1e3 for k, t in times.items()}
     print(f"MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, Fashion-MNIST subset:")
     for k in ms:
         print(f"  {k:6s} {ms[k]:7.3f} ms per step")
     print(f"  lazy / @relay+relay.grad: {ms['lazy'] / ms['relay']:.2f}x (goal: at most 1.2x)")
     print(f"  numpy / lazy: {ms['numpy'] / ms['lazy']:.2f}x (above 1: lazy is faster)")
-    print(f"  lazy traces compiled after the warm-up epoch: {compiled_after_warmup}")
-    first = {k: np.round(v[1][:3], 4).tolist() for k, v in results.items()}
+    print(f"  lazy traces compiled after the warm-up epoch: {recompiled}")
+    first = {k: np.round(v[:3], 4).tolist() for k, v in losses.items()}
     print(f"  first losses: {first}")
     if args.steps:
         memory(args.steps)
