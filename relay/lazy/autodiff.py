@@ -30,7 +30,16 @@ from relay.lazy import ops
 from relay.lazy.barrier import Trace, collect, lower
 from relay.lazy.metrics import METRICS, RECOMPILES
 from relay.lazy.tensor import Tensor
-from relay.lazy.trace import CONFIG, STATE, LazyError, Node, data_node, record, user_line
+from relay.lazy.trace import (
+    CONFIG,
+    STATE,
+    LazyError,
+    Node,
+    copied_node,
+    data_node,
+    record,
+    user_line,
+)
 
 _CACHE: dict[Any, Any] = {}
 """Compiled gradients, by trace structure, parameter types and how many are differentiated."""
@@ -80,7 +89,7 @@ def _differentiate(
         arr = ops.value(a, "grad input") if isinstance(a, Tensor) else np.asarray(a)
         if not np.issubdtype(arr.dtype, np.floating):
             raise LazyError(f"grad: argument {i} must be floating point, got {arr.dtype}", None)
-        node = data_node(arr if isinstance(a, Tensor) else _frozen(arr))
+        node = data_node(arr) if isinstance(a, Tensor) else copied_node(arr)
         inputs.append(node)
         call_args[i] = Tensor(node)
     STATE.tracing += 1
@@ -89,7 +98,7 @@ def _differentiate(
     finally:
         STATE.tracing -= 1
     if not isinstance(out, Tensor) and np.ndim(out) == 0 and isinstance(out, float | np.floating):
-        out = Tensor(data_node(_frozen(np.asarray(out))))  # computed without the inputs
+        out = Tensor(copied_node(out))  # computed without the inputs
     if not isinstance(out, Tensor) or out.shape != () or not np.issubdtype(out.dtype, np.floating):
         what = f"a {type(out).__name__}" if not isinstance(out, Tensor) else f"{out.type}"
         raise LazyError(f"grad: the function must return a floating-point scalar, got {what}")
@@ -140,9 +149,3 @@ def _compile(trace: Trace, k: int) -> Any:
     METRICS.compile_time += time.perf_counter() - start
     METRICS.traces_compiled += 1
     return exe
-
-
-def _frozen(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    out = np.array(arr, copy=True, order="C")
-    out.flags.writeable = False
-    return out

@@ -17,7 +17,15 @@ import numpy as np
 from relay.errors import TypeCheckError
 from relay.ir.types import TensorType, TupleType, Type
 from relay.lazy import ops
-from relay.lazy.trace import CALL, LazyError, Node, count_recorded, data_node, project, user_span
+from relay.lazy.trace import (
+    CALL,
+    LazyError,
+    Node,
+    copied_node,
+    count_recorded,
+    project,
+    user_span,
+)
 
 if TYPE_CHECKING:
     from relay.frontend.function import RelayFunction
@@ -65,14 +73,13 @@ def record_call(fn: RelayFunction, args: tuple[Any, ...]) -> Any:
                 )
             nodes.append(a.node)
         elif isinstance(a, np.ndarray | np.generic | int | float | bool):
-            arr = np.array(a, dtype=str(want.dtype), copy=True)
-            if arr.shape != tuple(want.shape):
+            node = copied_node(a, str(want.dtype))
+            if node.type != want:
                 raise TypeCheckError(
-                    f"argument {i} of {fn.__name__} must be {want}, got shape {arr.shape}",
+                    f"argument {i} of {fn.__name__} must be {want}, got {node.type}",
                     user_span(),
                 )
-            arr.flags.writeable = False
-            nodes.append(data_node(arr))
+            nodes.append(node)
         else:
             raise LazyError(
                 f"{fn.__name__}: argument {i} is a {type(a).__name__}; a @relay function "

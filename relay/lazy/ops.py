@@ -32,7 +32,7 @@ from relay.lazy.trace import (
     STATE,
     LazyError,
     Node,
-    data_node,
+    copied_node,
     make_tuple,
     record,
     user_span,
@@ -117,11 +117,10 @@ def node_of(x: Any) -> Node:
     """The node of a tensor, or a data node of a copy of a numpy array or scalar."""
     if is_tensor(x):
         return x.node  # type: ignore[no-any-return]
-    arr = np.array(x, copy=True, order="C")
-    if str(arr.dtype) not in DTYPES:
-        raise LazyError(f"relay has no dtype {arr.dtype}", user_span())
-    arr.flags.writeable = False
-    return data_node(arr)
+    dtype = np.asarray(x).dtype
+    if str(dtype) not in DTYPES:
+        raise LazyError(f"relay has no dtype {dtype}", user_span())
+    return copied_node(x)
 
 
 def _tensor_type(n: Node) -> TensorType:
@@ -244,9 +243,7 @@ def ufunc(uf: Any, *operands: Any, bitwise: bool = False) -> Any:
         if is_tensor(x):
             nodes.append(_cast(x.node, d))
         else:
-            arr = np.asarray(x, dtype=d)  # a Python number: a parameter of its loop dtype
-            arr.flags.writeable = False
-            nodes.append(data_node(arr))
+            nodes.append(copied_node(x, d))  # a number too: a parameter, in its loop dtype
     if name in _LOGICAL:
         nodes = [_cast(n, np.dtype(bool)) for n in nodes]
     return wrap(_cast(record(name, tuple(nodes)), out))
@@ -313,9 +310,7 @@ def where(cond: Any, x: Any, y: Any) -> Any:
 def _as_node(x: Any, dtype: np.dtype[Any]) -> Node:
     if is_tensor(x):
         return _cast(x.node, dtype)
-    arr = np.asarray(x, dtype=dtype)
-    arr.flags.writeable = False
-    return data_node(arr)
+    return copied_node(x, dtype)
 
 
 # -- products ------------------------------------------------------------------------------------
@@ -648,7 +643,6 @@ def assigned(t: Tensor, key: Any, v: Any) -> Node:
         return _setitem_fallback(t, key, v)
     mask = np.zeros(t.shape, bool)
     mask[key] = True
-    mask.flags.writeable = False
     region = getitem(t, key)
     value_t = v if is_tensor(v) else None
     if value_t is None:
@@ -677,10 +671,9 @@ def assigned(t: Tensor, key: Any, v: Any) -> Node:
             padding.append((start, t.shape[axis] - stop))
         axis += 1
     if any(p != (0, 0) for p in padding):
-        zero = np.zeros((), t.dtype)
-        zero.flags.writeable = False
-        placed = record("nn.pad", (placed, data_node(zero)), {"pad_width": tuple(padding)})
-    return record("where", (data_node(mask), placed, t.node))
+        zero = copied_node(0, t.dtype)
+        placed = record("nn.pad", (placed, zero), {"pad_width": tuple(padding)})
+    return record("where", (copied_node(mask), placed, t.node))
 
 
 def _setitem_fallback(t: Tensor, key: Any, v: Any) -> Node:
@@ -783,9 +776,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (its value a parameter)."""
     shape = tuple(int(d) for d in (shape if isinstance(shape, tuple | list) else (shape,)))
     d = np.dtype(dtype) if dtype is not None else np.asarray(fill_value).dtype
-    fill = np.asarray(fill_value, dtype=d)
-    fill.flags.writeable = False
-    return wrap(record("broadcast_to", (data_node(fill),), {"shape": shape}))
+    return wrap(record("broadcast_to", (copied_node(fill_value, d),), {"shape": shape}))
 
 
 def _var(

@@ -16,7 +16,7 @@ import numpy as np
 
 from relay.ir.types import TensorType
 from relay.lazy import ops
-from relay.lazy.trace import Node, data_node, track
+from relay.lazy.trace import Node, copied_node, track
 
 Array = np.ndarray[Any, Any]
 
@@ -383,9 +383,7 @@ def asarray(value: Any, dtype: Any = None) -> Tensor:
     changes to the numpy array do not reach the tensor."""
     if isinstance(value, Tensor):
         return value if dtype is None or np.dtype(dtype) == value.dtype else value.astype(dtype)
-    arr = np.array(value, dtype=dtype, copy=True, order="C")
-    arr.flags.writeable = False
-    return Tensor(data_node(arr))
+    return Tensor(copied_node(value, dtype))
 
 
 def array(value: Any, dtype: Any = None) -> Tensor:

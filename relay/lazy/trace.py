@@ -99,6 +99,14 @@ def data_node(value: np.ndarray[Any, Any]) -> Node:
     return Node(tensor_type(value), value=value)
 
 
+def copied_node(value: Any, dtype: Any = None) -> Node:
+    """A node holding a read-only copy of ``value`` (an array, a number; in ``dtype``):
+    later changes to the caller's array do not reach the trace."""
+    arr = np.array(value, dtype=dtype, copy=True, order="C")
+    arr.flags.writeable = False
+    return data_node(arr)
+
+
 _TENSOR_TYPES: dict[tuple[tuple[int, ...], np.dtype[Any]], TensorType] = {}
 
 

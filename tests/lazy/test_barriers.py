@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import inspect
 import itertools
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -18,17 +17,6 @@ import relay.lazy.numpy as lnp
 from relay.lazy.barrier import clear_cache
 
 pytestmark = pytest.mark.tvm
-
-
-@pytest.fixture(autouse=True)
-def _fresh() -> Iterator[None]:
-    """Nothing pending from earlier tests, counters at zero, default settings."""
-    gc.collect()
-    lz.mark_step()
-    lz.reset_metrics()
-    saved = (lz.config().max_graph_size, lz.config().warn_fallbacks)
-    yield
-    lz.config(max_graph_size=saved[0], warn_fallbacks=saved[1])
 
 
 def line() -> int:
@@ -276,3 +264,11 @@ def test_a_relay_function_on_lazy_tensors_is_recorded_as_one_call() -> None:
     with pytest.raises(relay.TypeCheckError, match=r"have inner dimensions 3 and 4") as info:
         rnn(lz.asarray(xs), lz.asarray(np.ones((3, 3), np.float32)), b)
     assert "h = np.tanh(w @ xs[t] + h + b)" in str(info.value)
+
+
+def test_numpy_operands_are_copied_in_and_left_writable() -> None:
+    a = np.ones(4, np.float32)
+    t = lz.asarray(np.zeros(4, np.float32)) + a
+    a[:] = 5.0  # after recording: the trace keeps the value it saw
+    assert a.flags.writeable
+    np.testing.assert_array_equal(t.numpy(), np.ones(4, np.float32))

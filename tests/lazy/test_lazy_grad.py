@@ -3,8 +3,7 @@ pass, checked against central differences in float64."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -13,14 +12,6 @@ import pytest
 import relay.lazy as lz
 
 pytestmark = pytest.mark.tvm
-
-
-@pytest.fixture(autouse=True)
-def _fresh() -> Iterator[None]:
-    gc.collect()
-    lz.mark_step()
-    lz.reset_metrics()
-    yield
 
 
 def numeric_grad(f: Callable[..., Any], args: list[np.ndarray], i: int) -> np.ndarray:
