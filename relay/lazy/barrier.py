@@ -73,6 +73,8 @@ def collect(roots: list[Node]) -> Trace:
         node, expanded = stack.pop()
         if node.id in index:
             continue
+        if node.error is not None:  # computing it failed at an earlier barrier
+            raise node.error
         if node.value is not None:
             index[node.id] = ("p", len(params))
             params.append(node)
@@ -148,12 +150,15 @@ _SEEN: dict[Any, tuple[Type, ...]] = {}
 
 def barrier(reason: str, nodes: list[Node] | None = None, extra: tuple[Node, ...] = ()) -> None:
     """Compute ``nodes`` (default: every live tensor's pending node, and ``extra``)."""
+    for n in (*extra, *(nodes or ())):
+        if n.error is not None:
+            raise n.error
     if nodes is None:
         roots = live_pending()
         seen = {n.id for n in roots}
-        roots += [n for n in extra if n.value is None and n.id not in seen]
+        roots += [n for n in extra if n.pending and n.id not in seen]
     else:
-        unique = {n.id: n for n in nodes if n.value is None}
+        unique = {n.id: n for n in nodes if n.pending}
         roots = [unique[k] for k in sorted(unique)]
     if not roots:
         return
@@ -192,7 +197,14 @@ def run(trace: Trace, reason: str = "", where: str = "") -> None:
     else:
         METRICS.cache_hits += 1
     start = time.perf_counter()
-    outs = exe(*[p.value for p in trace.params])
+    try:
+        outs = exe(*[p.value for p in trace.params])
+    except Exception as err:
+        # the wanted values cannot be computed: they stop being pending (later barriers
+        # leave them out) and raise this error where they are needed
+        for node in trace.outputs:
+            node.error = err
+        raise
     METRICS.execute_time += time.perf_counter() - start
     METRICS.traces_run += 1
     METRICS.graph_sizes.append(len(trace.ops))
@@ -228,7 +240,7 @@ def clear_cache() -> None:
 def pending_function(nodes: list[Node] | None = None) -> Function | None:
     """The function a barrier would compile now (for ``nodes``, default every live tensor's
     pending node), or None when nothing is pending."""
-    roots = live_pending() if nodes is None else [n for n in nodes if n.value is None]
+    roots = live_pending() if nodes is None else [n for n in nodes if n.pending]
     if not roots:
         return None
     unique = {n.id: n for n in roots}

@@ -52,6 +52,8 @@ BINARY: dict[Any, str] = {k: v for k, v in NUMPY_BINARY.items() if k is not np.d
 """numpy ufuncs of two operands and their relay operators (``matmul`` is special)."""
 
 _LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
+_BOOL_IDENTITY = frozenset({"abs", "floor", "ceil", "trunc"})
+"""Operators that numpy 2 applies to bool arrays as the identity (relay's take numbers)."""
 _BOOL = np.dtype(bool)
 _SUPPORTED = frozenset(np.dtype(d) for d in DTYPES if d != "bfloat16")
 _TENSOR: type[Tensor] | None = None
@@ -104,6 +106,8 @@ def is_tensor(x: Any) -> bool:
 
 def value(t: Tensor, reason: str) -> Array:
     """The value of ``t``: a barrier (computing every live tensor) if it is pending."""
+    if t.node.error is not None:
+        raise t.node.error
     if t.node.value is None:
         from relay.lazy.barrier import barrier
 
@@ -143,10 +147,13 @@ def _supported(*dtypes: np.dtype[Any]) -> bool:
 # -- fallbacks -----------------------------------------------------------------------------------
 
 
-def fallback(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+def fallback(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], name: str = ""
+) -> Any:
     """``func`` run by numpy on the values of the lazy tensors among its arguments (computed
-    by a barrier), its array results wrapped as lazy tensors; counted in the metrics."""
-    name = getattr(func, "__name__", repr(func))
+    by a barrier), its array results wrapped as lazy tensors; counted in the metrics under
+    ``name`` (default: the function's)."""
+    name = name or getattr(func, "__name__", repr(func))
     if STATE.tracing:
         raise LazyError(
             f"{name} has no relay operator: it cannot be part of a function being differentiated",
@@ -159,7 +166,9 @@ def fallback(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, An
             RuntimeWarning,
             stacklevel=3,
         )
-    pending = [t.node for t in _tensors((args, kwargs)) if t.node.value is None]
+    pending = [
+        t.node for t in _tensors((args, kwargs)) if t.node.pending or t.node.error is not None
+    ]
     if pending:
         from relay.lazy.barrier import barrier
 
@@ -193,7 +202,7 @@ def _values(x: Any) -> Any:
 
 
 def _wrap_results(out: Any) -> Any:
-    if isinstance(out, np.ndarray) and str(out.dtype) in DTYPES:
+    if isinstance(out, np.ndarray | np.generic) and str(out.dtype) in DTYPES:
         return wrap(node_of(out))
     if isinstance(out, tuple):
         return tuple(_wrap_results(o) for o in out)
@@ -208,6 +217,8 @@ def _wrap_results(out: Any) -> Any:
 def _operand_dtype(x: Any) -> Any:
     """What ``resolve_dtypes`` is given for an operand: a Python int or float stays weak."""
     if is_tensor(x):
+        return x.dtype
+    if isinstance(x, np.generic):  # np.float64 subclasses float but is not weak
         return x.dtype
     if isinstance(x, bool):
         return np.dtype(bool)
@@ -229,9 +240,26 @@ def ufunc(uf: Any, *operands: Any, bitwise: bool = False) -> Any:
     name = UNARY.get(uf) if len(operands) == 1 else BINARY.get(uf)
     if uf is np.matmul:
         return matmul(*operands)
-    if name is None and uf is np.square:
-        return ufunc(np.multiply, operands[0], operands[0])
     dtypes = tuple(_operand_dtype(x) for x in operands)
+    if uf is np.square:
+        loop = _loop(uf, dtypes)
+        if loop is None or not _supported(*loop):
+            return fallback(uf, operands, {})
+        x = astype(_tensor(operands[0]), loop[0])
+        return ufunc(np.multiply, x, x)
+    if name in _BOOL_IDENTITY and dtypes[0] == _BOOL:  # numpy 2: abs, floor... of bool
+        return wrap(_tensor(operands[0]).node)
+    if uf is np.power and len(operands) == 2:
+        e = operands[1]
+        if (
+            isinstance(e, int | np.integer)
+            and not isinstance(e, bool)
+            and e < 0
+            and all(
+                np.issubdtype(np.dtype(d), np.integer) for d in dtypes if isinstance(d, np.dtype)
+            )
+        ):
+            raise ValueError("Integers to negative integer powers are not allowed.")
     if bitwise and not all(d == _BOOL for d in dtypes):  # & | ^ of integers
         return fallback(_BITWISE[uf], operands, {})
     loop = _loop(uf, dtypes)
@@ -246,6 +274,13 @@ def ufunc(uf: Any, *operands: Any, bitwise: bool = False) -> Any:
             nodes.append(copied_node(x, d))  # a number too: a parameter, in its loop dtype
     if name in _LOGICAL:
         nodes = [_cast(n, np.dtype(bool)) for n in nodes]
+    if name in ("floor_divide", "floor_mod") and np.issubdtype(ins[1], np.integer):
+        # numpy: an integer division by zero gives 0 (and warns), where relay's raises
+        zero = copied_node(0, ins[1])
+        is_zero = record("equal", (nodes[1], zero))
+        safe = record("where", (is_zero, copied_node(1, ins[1]), nodes[1]))
+        result = record(name, (nodes[0], safe))
+        return wrap(_cast(record("where", (is_zero, copied_node(0, out), result)), out))
     return wrap(_cast(record(name, tuple(nodes)), out))
 
 
@@ -321,6 +356,9 @@ def matmul(a: Any, b: Any) -> Any:
     loop = _loop(np.matmul, (_operand_dtype(a), _operand_dtype(b)))
     if loop is None or not _supported(*loop):
         return fallback(np.matmul, (a, b), {})
+    if loop[2] == _BOOL:  # numpy: any(a & b) along the inner axis
+        ints = matmul(astype(_tensor(a), np.int32), astype(_tensor(b), np.int32))
+        return ufunc(np.not_equal, ints, 0)
     x, y = _cast(node_of(a), loop[0]), _cast(node_of(b), loop[1])
     ra, rb = len(_tensor_type(x).shape), len(_tensor_type(y).shape)
     flags = {"transpose_a": False, "transpose_b": False}
@@ -388,8 +426,8 @@ def reduce(name: str, t: Any, axis: Any = None, keepdims: bool = False, dtype: A
                 out = record("reshape", (out,), {"newshape": (1,) * t.ndim})
             return wrap(_cast(out, want))
         return wrap(_cast(record(name, (node,), {"axis": axes[0], "keepdims": keepdims}), want))
-    if t.ndim == 0:
-        return wrap(_cast(node, want) if node is t.node else node)
+    if t.ndim == 0 or axes == ():  # no axis reduced
+        return wrap(_cast(node, want))
     attrs: dict[str, Any] = {"keepdims": keepdims}
     if axes is not None:
         attrs["axis"] = axes
@@ -599,7 +637,8 @@ def _advanced(t: Tensor, key: Any) -> Any:
         for i, k in enumerate(items)
         if not (k is None or k is Ellipsis or isinstance(k, slice | int))
     ]
-    if len(arrays) == 1 and Ellipsis not in items and None not in items:
+    plain = not any(k is None or k is Ellipsis for k in items)
+    if len(arrays) == 1 and plain:
         (pos,) = arrays
         index = items[pos]
         idx = index if is_tensor(index) else np.asarray(index)
@@ -608,13 +647,18 @@ def _advanced(t: Tensor, key: Any) -> Any:
             isinstance(k, slice) and k == slice(None) for k in items[:pos]
         ):
             n = t.shape[pos]
-            inode = _tensor(idx).node
-            if not is_tensor(index):
+            if is_tensor(index):
+                # its values are known only at the barrier: negative ones count from the
+                # end, and one out of range is an ExecutionError there (mode "fast")
+                shifted = where(ufunc(np.less, index, 0), ufunc(np.add, index, n), index)
+                mode, inode = "fast", shifted.node
+            else:
                 flat = np.asarray(index).ravel()
                 if flat.size and (flat.min() < -n or flat.max() >= n):
                     bad = int(flat[(flat < -n) | (flat >= n)][0])
                     raise IndexError(f"index {bad} is out of bounds for axis {pos} with size {n}")
-            taken = wrap(record("take", (t.node, inode), {"axis": pos, "mode": "wrap"}))
+                mode, inode = "wrap", _tensor(idx).node
+            taken = wrap(record("take", (t.node, inode), {"axis": pos, "mode": mode}))
             rest = items[pos + 1 :]
             if rest:
                 lead = (slice(None),) * (pos + len(getattr(idx, "shape", ())))
@@ -652,7 +696,13 @@ def assigned(t: Tensor, key: Any, v: Any) -> Node:
         value_t = wrap(node_of(arr.astype(t.dtype)))
     value_t = astype(value_t, t.dtype)
     if value_t.shape != region.shape:
-        value_t = broadcast_to(value_t, region.shape)
+        try:
+            value_t = broadcast_to(value_t, region.shape)
+        except ValueError:
+            raise ValueError(
+                f"could not broadcast input array from shape {value_t.shape} into shape "
+                f"{region.shape}"
+            ) from None
     # the value in the selected region's place: axes taken by integers come back, then
     # padded with zeros around the region
     placed = value_t.node
@@ -692,7 +742,11 @@ def broadcast_to(t: Any, shape: Any) -> Any:
     shape = tuple(int(d) for d in (shape if isinstance(shape, tuple | list) else (shape,)))
     if t.shape == shape:
         return wrap(t.node)
-    np.broadcast_shapes(t.shape, shape)  # numpy's error when they do not broadcast
+    if len(shape) < t.ndim or np.broadcast_shapes(t.shape, shape) != shape:
+        raise ValueError(
+            f"operands could not be broadcast together with remapped shapes [original->remapped]: "
+            f"{t.shape} and requested shape {shape}"
+        )
     return wrap(record("broadcast_to", (t.node,), {"shape": shape}))
 
 
@@ -706,7 +760,8 @@ def array_ufunc(uf: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str,
     if method != "__call__" or kwargs:
         if out is not None:
             kwargs["out"] = out
-        return fallback(getattr(uf, method), inputs, kwargs)
+        name = uf.__name__ if method == "__call__" else f"{uf.__name__}.{method}"
+        return fallback(getattr(uf, method), inputs, kwargs, name)
     result = ufunc(uf, *inputs)
     if out is None:
         return result

@@ -91,7 +91,7 @@ class Tensor:
     @property
     def pending(self) -> bool:
         """Whether the value still has to be computed."""
-        return self.node.value is None
+        return self.node.pending
 
     # -- barriers ----------------------------------------------------------------------------
 
@@ -267,6 +267,21 @@ class Tensor:
 
     def __ipow__(self, other: Any) -> Tensor:
         return ops.assign(self, ops.ufunc(np.power, self, other))
+
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return ops.assign(self, ops.ufunc(np.floor_divide, self, other))
+
+    def __imod__(self, other: Any) -> Tensor:
+        return ops.assign(self, ops.ufunc(np.remainder, self, other))
+
+    def __iand__(self, other: Any) -> Tensor:
+        return ops.assign(self, ops.ufunc(np.logical_and, self, other, bitwise=True))
+
+    def __ior__(self, other: Any) -> Tensor:
+        return ops.assign(self, ops.ufunc(np.logical_or, self, other, bitwise=True))
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return ops.assign(self, ops.ufunc(np.logical_xor, self, other, bitwise=True))
 
     def __imatmul__(self, other: Any) -> Tensor:
         return ops.assign(self, ops.matmul(self, other))

@@ -57,7 +57,7 @@ CALL = "#call"
 class Node:
     """One value of the lazy graph: data (``value`` set) or an operation pending."""
 
-    __slots__ = ("__weakref__", "attrs", "id", "inputs", "op", "span", "type", "value")
+    __slots__ = ("__weakref__", "attrs", "error", "id", "inputs", "op", "span", "type", "value")
 
     def __init__(
         self,
@@ -75,11 +75,14 @@ class Node:
         self.attrs = attrs
         self.value = value
         self.span = span
+        self.error: Exception | None = None
+        """Why computing this node failed at a barrier (it is then no longer pending: the
+        error is raised again where its value is needed)."""
 
     @property
     def pending(self) -> bool:
         """Whether this node still has to be computed."""
-        return self.value is None
+        return self.value is None and self.error is None
 
     def materialize(self, value: np.ndarray[Any, Any]) -> None:
         """Become data: the operation and its inputs are dropped (and freed when nothing
@@ -161,7 +164,7 @@ def track(t: Tensor) -> None:
 def live_pending() -> list[Node]:
     """The pending nodes of the live tensors, oldest first (a deterministic order, so the
     same program makes the same trace)."""
-    nodes = {t.node.id: t.node for t in list(STATE.live.values()) if t.node.value is None}
+    nodes = {t.node.id: t.node for t in list(STATE.live.values()) if t.node.pending}
     return [nodes[k] for k in sorted(nodes)]
 
 
@@ -188,6 +191,9 @@ def record(op: str, inputs: tuple[Node, ...], attrs: dict[str, Any] | None = Non
         except TypeCheckError as err:
             raise TypeCheckError(err.message, user_span()) from None
         _TYPES[key] = ty
+    for n in inputs:
+        if n.error is not None:  # computed from a value that failed: fails the same way
+            raise n.error
     node = Node(ty, op, inputs, items)
     count_recorded(node)
     return node

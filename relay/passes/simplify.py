@@ -234,7 +234,8 @@ def _shape_pair(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
     shape = _static_shape(pre)
     if shape is None:
         return None
-    return _call("reshape", x, newshape=shape)
+    # a 0 in the result is a size (an empty axis), not "copy the input's dimension"
+    return _call("reshape", x, newshape=shape, allowzero=0 in shape)
 
 
 _tr_x = wildcard()

@@ -788,3 +788,19 @@ def test_fused_integer_power(dtype: str) -> None:
     (got,) = run(primitive(body, params=[x, y]), a, b)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(got, np.power(a + np.array(1, dtype), b) + a)
+
+
+def test_a_float_remainder_by_a_cast_integer_scalar_compiles() -> None:
+    # the divisor, loop-invariant and cast from an integer, once made LLVM's code generator
+    # take an integer absolute value of a float (a CompileError)
+    mod = relay.parse(
+        '#[version = "0.0.5"]\n'
+        "def @main(%x: Tensor[(4,), float64], %y: int32) {\n"
+        '  %0 = cast(%y, dtype="float64");\n'
+        "  floor_mod(%x, %0)\n"
+        "}"
+    )
+    x = np.array([-0.0, 5.5, -5.5, 3.0])
+    got = relay.build(mod)(x, np.int32(-3))
+    np.testing.assert_array_equal(got, np.mod(x, -3.0))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.mod(x, -3.0)))

@@ -272,3 +272,16 @@ def test_numpy_operands_are_copied_in_and_left_writable() -> None:
     a[:] = 5.0  # after recording: the trace keeps the value it saw
     assert a.flags.writeable
     np.testing.assert_array_equal(t.numpy(), np.ones(4, np.float32))
+
+
+def test_a_value_that_failed_to_compute_raises_where_needed_and_spares_other_barriers() -> None:
+    x = lz.asarray(np.arange(6, dtype=np.float32))
+    bad = x[lz.asarray(np.array([0, 6]))]  # an index out of range, known only at the barrier
+    with pytest.raises(relay.ExecutionError, match="out of range for axis 0 of size 6"):
+        bad.numpy()
+    assert not bad.pending
+    good = x * 2.0
+    np.testing.assert_array_equal(good.numpy(), np.arange(6) * 2.0)  # bad is left out
+    with pytest.raises(relay.ExecutionError, match="out of range"):
+        float(bad.sum())  # a value computed from it fails the same way
+    np.testing.assert_array_equal((x + 1.0).numpy(), np.arange(6) + 1.0)  # nothing poisoned

@@ -257,6 +257,14 @@ def test_reshape_of_reshape() -> None:
         f"fn (%x: {F}) {{ %x }}",
         X23,
     )
+    # an empty axis in the static result is a size: allowzero, or the 0 would copy
+    e = "Tensor[(1, 0, 4), int32]"
+    check(
+        simplify_expr,
+        f"fn (%x: {e}) {{ %0 = squeeze(%x, axis=[0]); expand_dims(%0, axis=1) }}",
+        f"fn (%x: {e}) {{ reshape(%x, newshape=[0, 1, 4], allowzero=True) }}",
+        np.zeros((1, 0, 4), np.int32),
+    )
 
 
 def test_reshape_to_the_same_type() -> None:

@@ -719,7 +719,11 @@ def _float_floor_mod(a: Expr, b: Expr, bind: bool = True) -> Expr:
         moved = tirx.Or(tirx.And(b < zero, m > zero), tirx.And(b > zero, m < zero))
         return tirx.Select(tirx.EQ(m, zero), signed_zero, tirx.Select(moved, m + b, m))
 
-    return _let("m", tirx.truncmod(a, b), from_m, bind)
+    # the dividend is bound, not the remainder: LLVM's code generator analyzes a bound
+    # value's integer range, and a float remainder by a loop-invariant divisor made it take
+    # an integer absolute value of a float ("Integer absolute value requires an integer
+    # type"); the repeated frem of the same operands is one instruction after LLVM's CSE
+    return _let("a", a, lambda av: from_m(tirx.truncmod(av, b)), bind)
 
 
 def _int_power(call: LoweringCall) -> Any:
