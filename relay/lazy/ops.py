@@ -52,6 +52,29 @@ BINARY: dict[Any, str] = {k: v for k, v in NUMPY_BINARY.items() if k is not np.d
 """numpy ufuncs of two operands and their relay operators (``matmul`` is special)."""
 
 _LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
+_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
+
+
+def _out_of_range_comparison(uf: Any, operands: tuple[Any, ...], dtypes: tuple[Any, ...]) -> Any:
+    """A comparison of an integer tensor with a Python int outside its dtype's range has
+    the same result for every element (numpy 2 compares the values, without overflow):
+    that constant, or None."""
+    for k in (0, 1):
+        x, d = operands[1 - k], dtypes[1 - k]
+        n = operands[k]
+        if not (isinstance(n, int) and not isinstance(n, bool)) or not isinstance(d, np.dtype):
+            continue
+        if not np.issubdtype(d, np.integer):
+            continue
+        info = np.iinfo(d)
+        if info.min <= n <= info.max:
+            return None
+        ends = np.array([info.min, info.max], d)
+        value = (uf(n, ends) if k == 0 else uf(ends, n))[0]
+        return full(_tensor(x).shape, bool(value), bool)
+    return None
+
+
 _BOOL_IDENTITY = frozenset({"abs", "floor", "ceil", "trunc"})
 """Operators that numpy 2 applies to bool arrays as the identity (relay's take numbers)."""
 _BOOL = np.dtype(bool)
@@ -260,6 +283,10 @@ def ufunc(uf: Any, *operands: Any, bitwise: bool = False) -> Any:
             )
         ):
             raise ValueError("Integers to negative integer powers are not allowed.")
+    if name in _COMPARISONS and len(operands) == 2:
+        constant = _out_of_range_comparison(uf, operands, dtypes)
+        if constant is not None:
+            return constant
     if bitwise and not all(d == _BOOL for d in dtypes):  # & | ^ of integers
         return fallback(_BITWISE[uf], operands, {})
     loop = _loop(uf, dtypes)
@@ -558,7 +585,10 @@ def _basic(key: Any, shape: tuple[int, ...]) -> list[tuple[str, Any]] | None:
         elif k is None:
             out.append(("new", None))
         elif isinstance(k, slice):
-            out.append(("slice", k.indices(shape[dim])))
+            start, stop, step = k.indices(shape[dim])
+            if not len(range(start, stop, step)):  # e.g. x[-7::-3] of 6: numpy's empty axis
+                start, stop, step = 0, 0, 1
+            out.append(("slice", (start, stop, step)))
             dim += 1
         elif isinstance(k, int | np.integer) and not isinstance(k, bool | np.bool_):
             i = int(k)
