@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
 
 import pytest
@@ -13,7 +12,6 @@ import relay.lazy as lz
 @pytest.fixture(autouse=True)
 def _fresh() -> Iterator[None]:
     """Nothing pending from earlier tests, counters at zero, default settings after."""
-    gc.collect()
     lz.mark_step()
     lz.reset_metrics()
     saved = (lz.config().max_graph_size, lz.config().warn_fallbacks)

@@ -5,10 +5,9 @@ small tolerance: compiled kernels use fast approximations)."""
 
 from __future__ import annotations
 
-import gc
 import inspect
 import operator
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,19 +23,6 @@ pytestmark = pytest.mark.tvm
 DTYPES = ["float32", "float64", "int32", "int64", "bool"]
 
 Fn = Callable[..., Any]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _cheap_garbage_collection() -> Iterator[None]:
-    """The lazy tests' fixture collects garbage before each test, which takes 0.1 s with
-    TVM's objects loaded (most of this file's time): the objects that exist once a first
-    trace is compiled (TVM's modules, loaded as compiling needs them) are frozen out of
-    the collections while this module's tests run."""
-    lz.asarray(np.ones(2, np.float32)).sum().numpy()
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 def line() -> int:
