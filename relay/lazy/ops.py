@@ -606,19 +606,11 @@ def _basic(key: Any, shape: tuple[int, ...]) -> list[tuple[str, Any]] | None:
     return out
 
 
-def is_basic(key: Any, shape: tuple[int, ...]) -> bool:
-    """Whether ``key`` is basic indexing (integers, slices, ``None``, ``...``): numpy gives
-    a view."""
-    try:
-        return _basic(key, shape) is not None
-    except IndexError:
-        return False
-
-
-def getitem(t: Tensor, key: Any) -> Any:
+def getitem(t: Tensor, key: Any, view: bool = False) -> Any:
     """``t[key]``: basic indexing (integers, slices, ``None``, ``...``) as one
-    ``strided_slice``, then ``squeeze`` and ``expand_dims``; one integer-array index as
-    ``take``; anything else (boolean masks, several arrays) falls back."""
+    ``strided_slice``, then ``squeeze`` and ``expand_dims`` (with ``view``, the result is
+    marked as a view of ``t``, as numpy's is); one integer-array index as ``take``; anything
+    else (boolean masks, several arrays) falls back."""
     steps = _basic(key, t.shape)
     if steps is None:
         return _advanced(t, key)
@@ -657,7 +649,12 @@ def getitem(t: Tensor, key: Any) -> Any:
         node = record("squeeze", (node,), {"axis": tuple(squeeze_axes)})
     for a in new_axes:
         node = record("expand_dims", (node,), {"axis": a})
-    return wrap(node)
+    out = wrap(node)
+    if view:
+        from relay.lazy.views import mark_view
+
+        mark_view(t, ("getitem", key), out)
+    return out
 
 
 def _advanced(t: Tensor, key: Any) -> Any:

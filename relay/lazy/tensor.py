@@ -289,12 +289,7 @@ class Tensor:
     # -- indexing ----------------------------------------------------------------------------
 
     def __getitem__(self, key: Any) -> Any:
-        out = ops.getitem(self, key)
-        if isinstance(out, Tensor) and ops.is_basic(key, self.shape):  # numpy: a view
-            from relay.lazy.views import mark_view
-
-            mark_view(self, ("getitem", key), out)
-        return out
+        return ops.getitem(self, key, view=True)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         ops.setitem(self, key, value)
