@@ -246,7 +246,7 @@ def _parts(funcs: Sequence[Function], cores: int) -> list[_Part]:
     program's inputs once, at its entry, and allocate everything else themselves), and the
     checks are most of a kernel's LLVM code: ~8 ms of code generation per parameter (a
     (128, 1024) add of 8 operands: 65 -> 23 ms; the cold first call of mlp_train_step,
-    18 kernels: 0.55 -> 0.35 s). Kernels of a symbolic size keep them: their size is read
+    18 kernels: 0.60-0.80 -> 0.45-0.50 s). Kernels of a symbolic size keep them: their size is read
     from the first argument and the checks are what ties the others to it."""
     from relay.backend.lower import is_dynamic
 

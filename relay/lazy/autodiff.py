@@ -116,7 +116,7 @@ def _differentiate(
     value, grads = exe(*[p.value for p in trace.params])
     METRICS.execute_time += time.perf_counter() - start
     METRICS.traces_run += 1
-    METRICS.graph_sizes.append(len(trace.ops))
+    METRICS.record_size(len(trace.ops))
     return Tensor(data_node(value)), tuple(Tensor(data_node(g)) for g in grads)
 
 

@@ -153,13 +153,7 @@ def barrier(reason: str, nodes: list[Node] | None = None, extra: tuple[Node, ...
     for n in (*extra, *(nodes or ())):
         if n.error is not None:
             raise n.error
-    if nodes is None:
-        roots = live_pending()
-        seen = {n.id for n in roots}
-        roots += [n for n in extra if n.pending and n.id not in seen]
-    else:
-        unique = {n.id: n for n in nodes if n.pending}
-        roots = [unique[k] for k in sorted(unique)]
+    roots = _wanted(nodes, extra)
     if not roots:
         return
     if STATE.tracing:
@@ -176,6 +170,14 @@ def barrier(reason: str, nodes: list[Node] | None = None, extra: tuple[Node, ...
     run(collect(roots), reason, where)
     if nodes is None:
         STATE.recorded = 0
+
+
+def _wanted(nodes: list[Node] | None, extra: tuple[Node, ...] = ()) -> list[Node]:
+    """The pending nodes to compute: ``nodes``, or every live tensor's and ``extra``; once
+    each, oldest first."""
+    candidates = live_pending() + list(extra) if nodes is None else nodes
+    unique = {n.id: n for n in candidates if n.pending}
+    return [unique[k] for k in sorted(unique)]
 
 
 def run(trace: Trace, reason: str = "", where: str = "") -> None:
@@ -207,7 +209,7 @@ def run(trace: Trace, reason: str = "", where: str = "") -> None:
         raise
     METRICS.execute_time += time.perf_counter() - start
     METRICS.traces_run += 1
-    METRICS.graph_sizes.append(len(trace.ops))
+    METRICS.record_size(len(trace.ops))
     for node, value in zip(trace.outputs, outs, strict=True):
         node.materialize(value)
 
@@ -240,8 +242,5 @@ def clear_cache() -> None:
 def pending_function(nodes: list[Node] | None = None) -> Function | None:
     """The function a barrier would compile now (for ``nodes``, default every live tensor's
     pending node), or None when nothing is pending."""
-    roots = live_pending() if nodes is None else [n for n in nodes if n.pending]
-    if not roots:
-        return None
-    unique = {n.id: n for n in roots}
-    return lower(collect([unique[k] for k in sorted(unique)]))
+    roots = _wanted(nodes)
+    return lower(collect(roots)) if roots else None

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+SIZES_KEPT = 10_000
+"""Graph sizes kept in :attr:`Metrics.graph_sizes`, the latest."""
+
 
 @dataclass
 class Metrics:
@@ -16,7 +19,7 @@ class Metrics:
     and ``barrier_lines`` by the line of the user's program that forced them
     (``file:line``). ``fallbacks`` counts operations run by numpy on materialized values
     because relay has no operator for them, by name. Times are in seconds; graph sizes are
-    the operations of each trace run."""
+    the operations of each trace run (the last :data:`SIZES_KEPT`)."""
 
     traces_compiled: int = 0
     cache_hits: int = 0
@@ -29,6 +32,13 @@ class Metrics:
     barrier_lines: Counter[str] = field(default_factory=Counter)
     fallbacks: Counter[str] = field(default_factory=Counter)
     graph_cuts: int = 0
+
+    def record_size(self, ops: int) -> None:
+        """Count a trace of ``ops`` operations run (the list stays bounded: a training loop
+        runs a trace per step)."""
+        self.graph_sizes.append(ops)
+        if len(self.graph_sizes) > SIZES_KEPT:
+            del self.graph_sizes[: len(self.graph_sizes) - SIZES_KEPT]
 
     def __str__(self) -> str:
         sizes = self.graph_sizes

@@ -543,7 +543,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     if axis is None:
         nodes = tuple(record("reshape", (n,), {"newshape": (-1,)}) for n in nodes)
         axis = 0
-    tup = record_tuple(nodes)
+    tup = make_tuple(nodes)
     return wrap(record("concatenate", (tup,), {"axis": int(axis)}))
 
 
@@ -552,12 +552,7 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     ts = [_tensor(a) for a in arrays]
     dtype = np.result_type(*[t.dtype for t in ts])
     nodes = tuple(_cast(t.node, dtype) for t in ts)
-    return wrap(record("stack", (record_tuple(nodes),), {"axis": int(axis)}))
-
-
-def record_tuple(nodes: tuple[Node, ...]) -> Node:
-    """A tuple of ``nodes`` (the input of ``concatenate`` and ``stack``)."""
-    return make_tuple(nodes)
+    return wrap(record("stack", (make_tuple(nodes),), {"axis": int(axis)}))
 
 
 # -- indexing ------------------------------------------------------------------------------------

@@ -143,20 +143,18 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     b_dtype = str(sch.get(packed).writes[0].source.dtype)
     pad = tirx_const(0, b_dtype) if n % nj else None
     sch.transform_layout(packed, ("write", 0), pack, pad_value=pad)
+    sch.unroll(i1)
+    sch.vectorize(j1)
     panels = -(-n // nj)
     if not batch and panels >= PANELS_PER_THREAD * available_cores():
         # each thread packs the column panels it computes, right before using them
         sch.compute_at(packed, j0)
-        sch.unroll(i1)
-        sch.vectorize(j1)
         sch.parallel(j0)
     else:
         # the packing copy first: parallel over its outer loop
         ploops = sch.get_loops(packed)
         if len(ploops) >= 2:
             sch.parallel(ploops[0])
-        sch.unroll(i1)
-        sch.vectorize(j1)
         outer = sch.fuse(*batch, j0, i0) if batch else sch.fuse(j0, i0)
         sch.parallel(outer)
     wloops = sch.get_loops(local)
