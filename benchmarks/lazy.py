@@ -13,6 +13,8 @@ each in turn), so the machine's noise falls on both alike; numpy runs afterwards
 (OpenBLAS's spinning threads slow TVM's kernels when the two alternate). Reported, after one epoch of warm-up: median ms per step
 of each, the ratios, the traces compiled during the timed epochs (0 means no recompile, the
 last smaller batch included), and the losses of the three versions on the first epoch.
+Then the lazy step runs on 40 batch sizes it has not seen (16-127): the trace was
+generalized over the batch size in the first epoch, so none compiles (relay.lazy.shapes).
 With ``--steps N`` the lazy loop runs N more steps and the process's resident memory is
 printed every N/10 steps (it must stay flat).
 """
@@ -167,6 +169,25 @@ def memory(steps: int) -> None:
             print(f"  step {s + 1:6d}: loss {float(loss):.4f}, resident memory {rss_mb():.0f} MB")
 
 
+def varying(sizes: list[int]) -> tuple[float, int, int]:
+    """The lazy step on batches of each size in ``sizes`` (each new to the trace cache's
+    static entries), after one step of 128 and one of 104: median ms per step, and the
+    traces compiled and generalized during those steps."""
+    x, y = load()
+    params: Any = [(lz.asarray(w), lz.asarray(b)) for w, b in init()]
+    for n in (BATCH, 104):
+        params, _ = train_step(params, lz.asarray(x[:n]), lz.asarray(y[:n]), LR)
+        lz.mark_step()
+    before = lz.metrics().traces_compiled
+    times = []
+    for n in sizes:
+        t0 = time.perf_counter()
+        params, _ = train_step(params, lz.asarray(x[:n]), lz.asarray(y[:n]), LR)
+        lz.mark_step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e3, lz.metrics().traces_compiled - before, len(sizes)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=6, help="epochs (the first is warm-up)")
@@ -187,6 +208,12 @@ def main() -> None:
     print(f"  lazy traces compiled after the warm-up epoch: {recompiled}")
     first = {k: np.round(v[:3], 4).tolist() for k, v in losses.items()}
     print(f"  first losses: {first}")
+    sizes = [int(n) for n in np.random.default_rng(0).permutation(np.arange(16, 128))[:40]]
+    ms_varying, compiled, count = varying(sizes)
+    print(
+        f"  {count} new batch sizes (16-127): {ms_varying:.3f} ms per step, "
+        f"{compiled} traces compiled"
+    )
     if args.steps:
         memory(args.steps)
 

@@ -44,7 +44,9 @@ from relay.backend.graph_executor import (
     GraphExecutor,
     GraphPlan,
     NotDataflow,
+    SymbolicGraphExecutor,
     build_graph,
+    executor,
     flatten_args,
 )
 from relay.backend.target import Target
@@ -53,6 +55,8 @@ from relay.ir.attrs import Attrs
 from relay.ir.expr import Expr, Function, GlobalVar
 from relay.ir.module import Module
 from relay.ir.types import TensorType
+
+Graph = GraphExecutor | SymbolicGraphExecutor
 
 if TYPE_CHECKING:
     from relay.backend.vm import VMExecutor
@@ -91,7 +95,7 @@ def optimize(mod: Module, entry: GlobalVar, opt_level: int = 3) -> Module:
 
 def _unrolled(
     typed: Module, gv: GlobalVar, target: Target, opt_level: int
-) -> tuple[GraphExecutor, Module] | None:
+) -> tuple[Graph, Module] | None:
     """For a program that calls a recursive global function with a constant argument (a
     recursive network over a tree whose shape the constants fix): the graph executor of its
     partial evaluation, when that unfolds the recursion into dataflow
@@ -161,7 +165,7 @@ class Executable:
         module: Module | Callable[[], Module],
         entry: GlobalVar | str,
         target: Target,
-        graph: GraphExecutor | None = None,
+        graph: Graph | None = None,
         name: str = "",
         vm: VMExecutor | None = None,
         signature: Function | None = None,
@@ -396,7 +400,7 @@ def load(path: str | os.PathLike[str]) -> Executable:
             library = KernelLibrary(kernels, lib_module, "", data)
         if meta["kind"] == "graph":
             assert library is not None
-            graph = GraphExecutor(GraphPlan.from_json(meta["plan"], constants), library)
+            graph = executor(GraphPlan.from_json(meta["plan"], constants), library)
         elif meta["kind"] == "vm":
             from relay.backend.vm import VMExecutor
             from relay.backend.vm.isa import program_from_json
@@ -494,7 +498,7 @@ def _program_key(mod: Module, entry: GlobalVar, target: Target, opt_level: int) 
     return program_key(f"{entry.name_hint}\n{text}", target, opt_level)
 
 
-def _program_record(graph: GraphExecutor | None, vm: VMExecutor | None) -> dict[str, Any]:
+def _program_record(graph: Graph | None, vm: VMExecutor | None) -> dict[str, Any]:
     """What the program cache stores: the graph plan or the VM code, the constants and the
     library's key."""
     from relay.backend.cache import array_json
@@ -543,7 +547,7 @@ def _cached_program(
             vm = VMExecutor(program_from_json(record["vm"], typed, values), library, target)
         else:
             assert library is not None
-            graph = GraphExecutor(GraphPlan.from_json(record["plan"], constants), library)
+            graph = executor(GraphPlan.from_json(record["plan"], constants), library)
     except Exception as err:  # a stale or damaged record is a miss
         flags.debug_print(1, f"program cache entry {key[:12]} does not load ({err})")
         return None

@@ -48,7 +48,7 @@ import numpy as np
 from relay import flags
 from relay.backend.compiler import Kernel, KernelLibrary
 from relay.ir.span import Span
-from relay.ir.types import Any as AnyDim, TensorType
+from relay.ir.types import Any as AnyDim, Kind, TensorType, TypeVar
 
 FORMAT = 1
 """The metadata format version; entries of another version are misses."""
@@ -63,13 +63,60 @@ def default_directory() -> Path:
     return Path(base) / "relay" / "kernels"
 
 
-def _type_json(t: TensorType) -> list[Any]:
-    """A kernel's tensor type; a ``?`` dimension (a dynamic kernel's size) is null."""
-    return [[d if isinstance(d, int) else None for d in t.shape], str(t.dtype)]
+def _type_json(t: TensorType, names: dict[int, str] | None = None) -> list[Any]:
+    """A kernel's tensor type; a ``?`` dimension (a dynamic kernel's size) is null, a
+    symbolic one its text over the kernel's shape variables, named by ``names`` (by id)."""
+    from relay.ir.dim import dim_str, is_symbolic
+
+    def dim(d: Any) -> Any:
+        if isinstance(d, int):
+            return d
+        if names is not None and is_symbolic(d):
+            return dim_str(d, lambda v: names[id(v)])
+        return None
+
+    return [[dim(d) for d in t.shape], str(t.dtype)]
 
 
-def _type_from_json(j: list[Any]) -> TensorType:
-    return TensorType(tuple(AnyDim if d is None else int(d) for d in j[0]), str(j[1]))
+def _type_from_json(j: list[Any], variables: dict[str, TypeVar] | None = None) -> TensorType:
+    from relay.ir.dim import parse_dim
+
+    def dim(d: Any) -> Any:
+        if d is None:
+            return AnyDim
+        if isinstance(d, str) and variables is not None:
+            return parse_dim(d, variables.__getitem__)
+        return int(d)
+
+    return TensorType(tuple(dim(d) for d in j[0]), str(j[1]))
+
+
+def _kernel_json(k: Kernel) -> dict[str, Any]:
+    names = {id(v): f"s{i}" for i, v in enumerate(k.shape_vars)}
+    return {
+        "name": k.name,
+        "inputs": [_type_json(t, names) for t in k.inputs],
+        "outputs": [_type_json(t, names) for t in k.outputs],
+        "constants": [array_json(c) for c in k.constants],
+        "anchor": k.anchor,
+        "checks": [[message, _span_json(span)] for message, span in k.checks],
+        "calls": k.calls,
+        "shape_vars": [[f"s{i}", v.name_hint] for i, v in enumerate(k.shape_vars)],
+    }
+
+
+def _kernel_from_json(r: dict[str, Any]) -> Kernel:
+    variables = {n: TypeVar(hint, Kind.SHAPE) for n, hint in r.get("shape_vars", [])}
+    return Kernel(
+        r["name"],
+        [_type_from_json(t, variables) for t in r["inputs"]],
+        [_type_from_json(t, variables) for t in r["outputs"]],
+        [array_from_json(c) for c in r["constants"]],
+        r.get("anchor", ""),
+        checks=[(message, _span_from_json(span)) for message, span in r.get("checks", [])],
+        calls=dict(r.get("calls", {})),
+        shape_vars=list(variables.values()),
+    )
 
 
 def array_json(a: np.ndarray[Any, Any]) -> str:
@@ -85,34 +132,12 @@ def array_from_json(s: str) -> np.ndarray[Any, Any]:
 
 def library_metadata(lib: KernelLibrary) -> list[dict[str, Any]]:
     """The kernels of ``lib`` as JSON-able records (for the cache and exported files)."""
-    return [
-        {
-            "name": k.name,
-            "inputs": [_type_json(t) for t in k.inputs],
-            "outputs": [_type_json(t) for t in k.outputs],
-            "constants": [array_json(c) for c in k.constants],
-            "anchor": k.anchor,
-            "checks": [[message, _span_json(span)] for message, span in k.checks],
-            "calls": k.calls,
-        }
-        for k in lib.kernels.values()
-    ]
+    return [_kernel_json(k) for k in lib.kernels.values()]
 
 
 def kernels_from_metadata(records: list[dict[str, Any]]) -> dict[str, Kernel]:
     """The inverse of :func:`library_metadata` (functions not yet bound)."""
-    return {
-        r["name"]: Kernel(
-            r["name"],
-            [_type_from_json(t) for t in r["inputs"]],
-            [_type_from_json(t) for t in r["outputs"]],
-            [array_from_json(c) for c in r["constants"]],
-            r.get("anchor", ""),
-            checks=[(message, _span_from_json(span)) for message, span in r.get("checks", [])],
-            calls=dict(r.get("calls", {})),
-        )
-        for r in records
-    }
+    return {r["name"]: _kernel_from_json(r) for r in records}
 
 
 def _span_json(span: Span | None) -> list[Any] | None:

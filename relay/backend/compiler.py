@@ -31,7 +31,7 @@ from relay.backend.target import Target
 from relay.errors import CompileError, ExecutionError
 from relay.ir.expr import Function
 from relay.ir.span import Span
-from relay.ir.types import TensorType
+from relay.ir.types import TensorType, TypeVar
 
 
 @dataclass
@@ -48,6 +48,9 @@ class Kernel:
     checks: list[tuple[str, Span | None]] = field(default_factory=list)
     """Run-time checks (see :class:`relay.backend.lower.LoweredFunc`): the kernel takes
     one int32 ``(1,)`` flag buffer per check after its outputs."""
+    shape_vars: list[TypeVar] = field(default_factory=list)
+    """A kernel of symbolic sizes: its shape variables, whose values it takes (int64) after
+    its outputs and flags."""
     calls: dict[str, str] = field(default_factory=dict)
     """For a compiled loop (:mod:`relay.backend.vm.loops`): the kernels it calls, by the
     name it finds them under in TVM's global registry."""
@@ -72,26 +75,51 @@ class Kernel:
             as_kernel_array(np.asarray(a, dtype=numpy_dtype(str(t.dtype))))
             for a, t in zip((*args, *self.constants), self.inputs, strict=True)
         ]
+        values = self._sizes(ins)
         for k, (a, t) in enumerate(zip(ins, self.inputs, strict=True)):
             # static kernels do not check their arguments (see _parts): this entry does
-            want = _shape(t)
+            want = _shape(t, values)
             if len(a.shape) != len(want) or any(
                 w not in (-1, d) for w, d in zip(want, a.shape, strict=True)
             ):
                 shown = tuple("?" if w == -1 else w for w in want)
                 raise TypeError(f"kernel {self.name} input {k} has shape {a.shape}, not {shown}")
-        outs = [aligned_empty(_shape(t), numpy_dtype(str(t.dtype))) for t in self.outputs]
+        outs = [aligned_empty(_shape(t, values), numpy_dtype(str(t.dtype))) for t in self.outputs]
         flags = [aligned_empty((1,), np.int32) for _ in self.checks]
-        self.func(*ins, *outs, *flags)
+        self.func(*ins, *outs, *flags, *values.values())
         self.raise_failed(flags)
         return outs
+
+    def _sizes(self, ins: list[np.ndarray[Any, Any]]) -> dict[int, int]:
+        """The shape variables' values (by the variable's id), from the first input
+        dimension that each is."""
+        values: dict[int, int] = {}
+        for a, t in zip(ins, self.inputs, strict=True):
+            for d, n in zip(t.shape, a.shape, strict=False):
+                if isinstance(d, TypeVar) and id(d) not in values:
+                    values[id(d)] = n
+        missing = [v.name_hint for v in self.shape_vars if id(v) not in values]
+        if missing:
+            raise TypeError(f"kernel {self.name}: no input gives the size {missing[0]}")
+        return {id(v): values[id(v)] for v in self.shape_vars}
 
 
 _EXPORT_LOCK = threading.Lock()
 
 
-def _shape(t: TensorType) -> tuple[int, ...]:
-    return tuple(d if isinstance(d, int) else -1 for d in t.shape)
+def _shape(t: TensorType, values: dict[int, int] | None = None) -> tuple[int, ...]:
+    """``t``'s shape; a symbolic dimension evaluated with ``values`` (by variable id), or -1."""
+    from relay.ir.dim import evaluate, is_symbolic
+
+    out = []
+    for d in t.shape:
+        if isinstance(d, int):
+            out.append(d)
+        elif values and is_symbolic(d):
+            out.append(evaluate(d, lambda v: values[id(v)]))
+        else:
+            out.append(-1)
+    return tuple(out)
 
 
 @dataclass
@@ -292,8 +320,17 @@ def unaligned_params(prim: Any) -> Any:
             offset_factor=p.offset_factor,
         )
         for p in prim.params
+        if _is_buffer(p)  # not a size variable
     }
     return BufferReplacer(buffer_map=new)(prim)
+
+
+def _is_buffer(param: Any) -> bool:
+    try:
+        param.shape  # noqa: B018 (a scalar parameter has none)
+    except AttributeError:
+        return False
+    return True
 
 
 def _ops(func: Function) -> list[str]:
@@ -351,6 +388,7 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
             lowered.constants,
             lowered.anchor,
             checks=lowered.checks,
+            shape_vars=lowered.shape_vars,
         )
         kernels.append((i, kernel))
     scheduled = time.perf_counter()

@@ -25,6 +25,13 @@ references or data types) is planned once, as TVM's graph executor
    results that the caller has dropped are recycled (their reference count shows it), so a
    steady loop allocates nothing.
 
+A function whose types have shape variables, each a whole dimension of some parameter, is
+planned the same way with symbolic slot types and run by :class:`SymbolicGraphExecutor`:
+each call reads the variables' values from the arguments and runs the plan's *instance*
+for them (static shapes, its own memory plan), with kernels compiled once for symbolic
+sizes that take the values as arguments (see docs/backend.md, "Kernels of symbolic
+sizes").
+
 Arguments are checked for shape and dtype; an argument that is not C-contiguous, not
 writeable or not aligned to its element size is copied into an aligned buffer, anything else
 (numpy's arrays 16 bytes off a 64-byte boundary included) is passed as it is.
@@ -41,12 +48,13 @@ from typing import Any
 import numpy as np
 
 from relay.backend.compiler import KernelLibrary, compile_functions
-from relay.backend.lower import flatten_type, static_shape
+from relay.backend.lower import flatten_type, shape_variables, static_shape
 from relay.backend.runtime import ALIGNMENT, aligned_empty, numpy_dtype, passable
 from relay.backend.target import Target
 from relay.errors import CompileError, TypeCheckError
+from relay.ir.dim import dim_str, evaluate, parse_dim
 from relay.ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
-from relay.ir.types import TensorType, TupleType, Type
+from relay.ir.types import Kind, TensorType, TupleType, Type, TypeVar, _AnyDim
 
 Array = np.ndarray[Any, np.dtype[Any]]
 Structure = int | tuple["Structure", ...]
@@ -65,6 +73,9 @@ class Step:
     kernel: str
     inputs: list[int]
     outputs: list[int]
+    sizes: list[int] = field(default_factory=list)
+    """For a kernel of symbolic sizes: the plan's shape variables (indices into
+    :attr:`GraphPlan.shape_vars`) whose values it takes after its outputs."""
 
     @property
     def is_alias(self) -> bool:
@@ -85,17 +96,37 @@ class GraphPlan:
     result: Structure
     storage_of: dict[int, int] = field(default_factory=dict)
     storage_bytes: list[int] = field(default_factory=list)
+    shape_vars: list[TypeVar] = field(default_factory=list)
+    """The shape variables of a plan of symbolic sizes, each given by the arguments (a
+    dimension of a parameter); empty for a plan of static shapes."""
 
     def to_json(self) -> dict[str, Any]:
         """The plan without its constants, as JSON-able data."""
         from relay.ir.printer import astext
 
+        names = [f"s{k}" for k in range(len(self.shape_vars))]
+        index = {id(v): k for k, v in enumerate(self.shape_vars)}
+
+        def dim_json(d: Any) -> int | str:
+            if isinstance(d, int):
+                return d
+            return dim_str(d, lambda v: names[index[id(v)]])
+
+        def tensor_json(t: TensorType) -> list[Any]:
+            return [[dim_json(d) for d in t.shape], str(t.dtype)]
+
         return {
-            "param_types": [_type_to_json(t, astext) for t in self.param_types],
-            "slot_types": [[list(static_shape(t)), str(t.dtype)] for t in self.slot_types],
+            "param_types": [
+                _type_to_json(t, astext)
+                if not self.shape_vars
+                else _symbolic_type_json(t, tensor_json)
+                for t in self.param_types
+            ],
+            "slot_types": [tensor_json(t) for t in self.slot_types],
+            "shape_vars": [[n, v.name_hint] for n, v in zip(names, self.shape_vars, strict=True)],
             "input_slots": self.input_slots,
             "constant_slots": sorted(self.constants),
-            "steps": [[s.kernel, s.inputs, s.outputs] for s in self.steps],
+            "steps": [[s.kernel, s.inputs, s.outputs, s.sizes] for s in self.steps],
             "result": self.result,
             "storage_of": [[k, v] for k, v in sorted(self.storage_of.items())],
             "storage_bytes": self.storage_bytes,
@@ -109,16 +140,57 @@ class GraphPlan:
         def structure(s: Any) -> Structure:
             return s if isinstance(s, int) else tuple(structure(x) for x in s)
 
+        variables = {n: TypeVar(hint, Kind.SHAPE) for n, hint in data.get("shape_vars", [])}
+
+        def dim(d: Any) -> Any:
+            return d if isinstance(d, int) else parse_dim(d, variables.__getitem__)
+
+        def tensor(j: Any) -> TensorType:
+            return TensorType(tuple(dim(d) for d in j[0]), j[1])
+
+        def param(j: Any) -> Type:
+            if variables and isinstance(j, list) and j[0] == "tuple":
+                return TupleType(tuple(param(f) for f in j[1]))
+            if variables:
+                return tensor(j)
+            return _type_from_json(j, parse_type)
+
         return GraphPlan(
-            param_types=[_type_from_json(t, parse_type) for t in data["param_types"]],
-            slot_types=[TensorType(tuple(shape), dtype) for shape, dtype in data["slot_types"]],
+            param_types=[param(t) for t in data["param_types"]],
+            slot_types=[tensor(t) for t in data["slot_types"]],
             input_slots=list(data["input_slots"]),
             constants=constants,
-            steps=[Step(k, list(i), list(o)) for k, i, o in data["steps"]],
+            steps=[
+                Step(k, list(i), list(o), list(rest[0]) if rest else [])
+                for k, i, o, *rest in data["steps"]
+            ],
             result=structure(data["result"]),
             storage_of={int(k): int(v) for k, v in data["storage_of"]},
             storage_bytes=list(data["storage_bytes"]),
+            shape_vars=list(variables.values()),
         )
+
+    def instance(self, sizes: Sequence[int]) -> GraphPlan:
+        """This plan of symbolic sizes with its shape variables worth ``sizes``: static
+        shapes, and its own memory plan."""
+        values = {id(v): n for v, n in zip(self.shape_vars, sizes, strict=True)}
+
+        def concrete(t: Type) -> Any:
+            if isinstance(t, TupleType):
+                return TupleType(tuple(concrete(f) for f in t.fields))
+            assert isinstance(t, TensorType)
+            return TensorType(tuple(evaluate(d, lambda v: values[id(v)]) for d in t.shape), t.dtype)
+
+        plan = GraphPlan(
+            [concrete(t) for t in self.param_types],
+            [concrete(t) for t in self.slot_types],
+            self.input_slots,
+            self.constants,
+            self.steps,
+            self.result,
+        )
+        plan_memory(plan)
+        return plan
 
 
 def _type_to_json(t: Type, astext: Any) -> Any:
@@ -129,6 +201,13 @@ def _type_to_json(t: Type, astext: Any) -> Any:
     if isinstance(t, TupleType):
         return ["tuple", [_type_to_json(f, astext) for f in t.fields]]
     return astext(t)
+
+
+def _symbolic_type_json(t: Type, tensor_json: Any) -> Any:
+    if isinstance(t, TupleType):
+        return ["tuple", [_symbolic_type_json(f, tensor_json) for f in t.fields]]
+    assert isinstance(t, TensorType)
+    return tensor_json(t)
 
 
 def _type_from_json(j: Any, parse_type: Any) -> Type:
@@ -162,7 +241,8 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
     env: dict[int, Structure] = {}
 
     def new_slot(t: TensorType) -> int:
-        static_shape(t)  # dynamic shapes are refused here
+        if any(isinstance(d, _AnyDim) for d in t.shape):
+            static_shape(t)  # raises: ? dimensions are the VM's
         slot_types.append(t)
         return len(slot_types) - 1
 
@@ -180,6 +260,7 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
         param_types.append(ty)
         env[id(p)] = slots_for(ty)
         input_slots.extend(_flat(env[id(p)]))
+    shape_vars = _given_variables(param_types)
 
     stack: list[tuple[Expr, bool]] = [(func.body, False)]
     while stack:
@@ -196,11 +277,12 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
                 continue
             ins = [s for a in node.args for s in _flat(env[id(a)])]
             out = slots_for(_checked(node))
+            sizes = _sizes_of(callee, shape_vars) if shape_vars else []
             if reshape_only(callee):
-                steps.append(Step("", ins, _flat(out)))
+                steps.append(Step("", ins, _flat(out), sizes))
                 aliased.append(callee)
             else:
-                steps.append(Step(str(len(prims)), ins, _flat(out)))
+                steps.append(Step(str(len(prims)), ins, _flat(out), sizes))
                 prims.append(callee)
             env[id(node)] = out
         elif isinstance(node, Tuple):
@@ -237,8 +319,38 @@ def plan_function(func: Function) -> tuple[GraphPlan, list[Function]]:
             step.kernel = str(len(prims))
             prims.append(callee)
     plan = GraphPlan(param_types, slot_types, input_slots, constants, steps, result)
-    plan_memory(plan)
+    plan.shape_vars = shape_vars
+    if not shape_vars:
+        plan_memory(plan)
     return plan, prims
+
+
+def _given_variables(param_types: Sequence[Type]) -> list[TypeVar]:
+    """The shape variables of a function's parameter types, each of which must be a whole
+    dimension of some parameter (so the arguments give its value): NotDataflow if not."""
+    variables = shape_variables(param_types)
+    bare = {id(d) for ty in param_types for t in flatten_type(ty) for d in t.shape}
+    for v in variables:
+        if id(v) not in bare:
+            raise NotDataflow(
+                f"the shape variable {v.name_hint}, which no argument's dimension gives"
+            )
+    return variables
+
+
+def _sizes_of(callee: Function, shape_vars: list[TypeVar]) -> list[int]:
+    """The indices in ``shape_vars`` of a primitive function's shape variables, in the order
+    its kernel takes them (:func:`relay.backend.lower.shape_variables`)."""
+    mine = shape_variables([*(_checked(p) for p in callee.params), _checked(callee.body)])
+    out = []
+    for v in mine:
+        k = next((k for k, u in enumerate(shape_vars) if u is v), None)
+        if k is None:
+            raise NotDataflow(
+                f"the shape variable {v.name_hint}, which no argument's dimension gives"
+            )
+        out.append(k)
+    return out
 
 
 _RESHAPES = frozenset({"reshape", "squeeze", "expand_dims", "reshape_like", "nn.batch_flatten"})
@@ -319,14 +431,27 @@ def plan_memory(plan: GraphPlan) -> None:
 class GraphExecutor:
     """Runs a :class:`GraphPlan` with the kernels of a :class:`KernelLibrary`."""
 
-    def __init__(self, plan: GraphPlan, library: KernelLibrary) -> None:
+    def __init__(
+        self,
+        plan: GraphPlan,
+        library: KernelLibrary,
+        sizes: Sequence[int] = (),
+        shared: SharedMemory | None = None,
+    ) -> None:
+        """``sizes``: the values of a symbolic plan's shape variables, for an instance of it
+        (:meth:`GraphPlan.instance`), which takes its buffers from ``shared``."""
         self.plan = plan
         self.library = library
         library.bind()
         slot_types = plan.slot_types
         self._dtypes = [numpy_dtype(str(t.dtype)) for t in slot_types]
         self._shapes = [static_shape(t) for t in slot_types]
-        storage = [aligned_empty((n,), np.uint8) for n in plan.storage_bytes]
+        if shared is None:
+            storage = [aligned_empty((n,), np.uint8) for n in plan.storage_bytes]
+        else:  # carved from memory the instances of a symbolic plan share
+            offsets, total = _chunk_layout(plan.storage_bytes)
+            arena = shared.arena(total)
+            storage = [arena[o : o + n] for o, n in zip(offsets, plan.storage_bytes, strict=True)]
         template: list[Any] = [None] * len(slot_types)
         for slot, sid in plan.storage_of.items():
             n = _nbytes(slot_types[slot])
@@ -361,7 +486,11 @@ class GraphExecutor:
                 flags.append(len(template))
                 template.append(aligned_empty((1,), np.int32))
             checked = (kernel, [template[i] for i in flags]) if flags else None
-            args = (*step.inputs, *extra, *step.outputs, *flags)
+            values = []
+            for k in step.sizes:  # a kernel of symbolic sizes: their values, as ints
+                values.append(len(template))
+                template.append(int(sizes[k]))
+            args = (*step.inputs, *extra, *step.outputs, *flags, *values)
             self._steps.append((kernel.func, args, checked))
         # (slot, shape, dtype, empty): an empty argument is always staged (compact strides)
         self._inputs = [
@@ -379,7 +508,10 @@ class GraphExecutor:
             (s, off, _nbytes(slot_types[s]), self._dtypes[s], self._shapes[s])
             for s, off in zip(fresh, offsets, strict=True)
         ]
-        self._recycle: list[tuple[Array, Array]] = []  # (memory owner, result chunk)
+        # (memory owner, result chunk): chunks of this size, shared by a symbolic plan's instances
+        self._recycle: list[tuple[Array, Array]] = (
+            [] if shared is None else shared.recycle.setdefault(self._fresh_bytes, [])
+        )
         self._lock = threading.Lock()
 
     def _chunk(self) -> Array:
@@ -501,14 +633,126 @@ def _convert(a: Any, shape: tuple[int, ...], dtype: np.dtype[Any], what: str) ->
     )
 
 
-def build_graph(func: Function, target: Target) -> GraphExecutor:
+def build_graph(func: Function, target: Target) -> GraphExecutor | SymbolicGraphExecutor:
     """Plan, compile and load a fused dataflow function (raises :class:`NotDataflow`)."""
     plan, prims = plan_function(func)
-    library, symbols = compile_functions(prims, target)
+    if plan.shape_vars:
+        try:
+            library, symbols = compile_functions(prims, target)
+        except CompileError as err:  # a rule that needs sizes: the VM specializes instead
+            raise NotDataflow(f"a kernel that needs static sizes ({err.message})") from None
+    else:
+        library, symbols = compile_functions(prims, target)
     for step in plan.steps:
         if not step.is_alias:
             step.kernel = symbols[int(step.kernel)]
+    return executor(plan, library)
+
+
+def executor(plan: GraphPlan, library: KernelLibrary) -> GraphExecutor | SymbolicGraphExecutor:
+    """The executor of ``plan``: of symbolic sizes or not."""
+    if plan.shape_vars:
+        return SymbolicGraphExecutor(plan, library)
     return GraphExecutor(plan, library)
+
+
+class SharedMemory:
+    """Memory the instances of a symbolic plan share (they run one at a time): one arena for
+    their intermediate buffers, grown by half again when an instance needs more, and the
+    recycled result buffers, by size. A new size then writes to memory already mapped
+    instead of faulting in pages of its own (the MLP step of a new batch size: ~3 ms)."""
+
+    def __init__(self) -> None:
+        self._arena: Array = aligned_empty((0,), np.uint8)
+        self.recycle: dict[int, list[tuple[Array, Array]]] = {}
+
+    def arena(self, nbytes: int) -> Array:
+        """An aligned buffer of at least ``nbytes`` bytes (the same one while it is enough)."""
+        if self._arena.size < nbytes:
+            self._arena = aligned_empty((max(nbytes, self._arena.size * 3 // 2),), np.uint8)
+        return self._arena
+
+
+class SymbolicGraphExecutor:
+    """Runs a :class:`GraphPlan` of symbolic sizes: each call reads the shape variables'
+    values from its arguments (a variable takes the size of the first dimension it is,
+    and every other dimension of the parameters must then agree), and runs the plan's
+    *instance* for those values (:meth:`GraphPlan.instance`: static shapes, its own memory
+    plan and buffers) with the same kernels, which take the values as arguments. The
+    instances of the last :data:`INSTANCES` sizes are kept; a new size costs planning
+    (tens of microseconds per step), never a compilation."""
+
+    INSTANCES = 8
+
+    def __init__(self, plan: GraphPlan, library: KernelLibrary) -> None:
+        self.plan = plan
+        self.library = library
+        library.bind()
+        self._instances: dict[tuple[int, ...], GraphExecutor] = {}
+        self._lock = threading.RLock()
+        self._shared = SharedMemory()
+        where: dict[int, tuple[int, int]] = {}  # variable -> (flat argument, axis)
+        self._params = [t for ty in plan.param_types for t in flatten_type(ty)]
+        for i, t in enumerate(self._params):
+            for axis, d in enumerate(t.shape):
+                if isinstance(d, TypeVar) and id(d) not in where:
+                    where[id(d)] = (i, axis)
+        self._where = [where[id(v)] for v in plan.shape_vars]
+
+    def sizes(self, flat: Sequence[Any], what: str) -> tuple[int, ...]:
+        """The shape variables' values given by the arguments ``flat``; a TypeCheckError
+        when the arguments disagree with the parameters' types."""
+        shapes = [np.shape(a) for a in flat]
+        values: list[int] = []
+        for i, axis in self._where:
+            shape = shapes[i]
+            if len(shape) != len(self._params[i].shape):
+                self._mismatch(i, shape, what, ())
+            values.append(shape[axis])
+        by_var = {id(v): n for v, n in zip(self.plan.shape_vars, values, strict=True)}
+        for i, t in enumerate(self._params):
+            shape = shapes[i]
+            if len(shape) != len(t.shape) or any(
+                evaluate(d, lambda v: by_var[id(v)]) != n
+                for d, n in zip(t.shape, shape, strict=True)
+            ):
+                self._mismatch(i, shape, what, values)
+        return tuple(values)
+
+    def _mismatch(self, i: int, shape: tuple[int, ...], what: str, values: Sequence[int]) -> None:
+        t = self._params[i]
+        bound = ", ".join(
+            f"{v.name_hint} = {n}" for v, n in zip(self.plan.shape_vars, values, strict=False)
+        )
+        given = f" (with {bound})" if bound else ""
+        raise TypeCheckError(
+            f"{what}: expected an argument of type {t}{given}, got an array of shape {shape}"
+        )
+
+    def instance(self, sizes: tuple[int, ...]) -> GraphExecutor:
+        """The executor of the plan's instance for ``sizes`` (made on first use)."""
+        with self._lock:
+            found = self._instances.pop(sizes, None)
+            if found is None:
+                plan = self.plan.instance(sizes)
+                found = GraphExecutor(plan, self.library, sizes, self._shared)
+            self._instances[sizes] = found  # the most recent last
+            while len(self._instances) > self.INSTANCES:
+                del self._instances[next(iter(self._instances))]
+            return found
+
+    def run_flat(self, flat: Sequence[Any], what: str = "the function") -> Any:
+        """Run on flattened arguments; the result in the program's structure (one call at a
+        time: the instances share memory)."""
+        sizes = self.sizes(flat, what)
+        with self._lock:
+            return self.instance(sizes).run_flat(flat, what)
+
+    def profile(self, flat: Sequence[Any], repeat: int = 10) -> list[tuple[str, float]]:
+        """:meth:`GraphExecutor.profile` of the arguments' instance."""
+        sizes = self.sizes(flat, "profile")
+        with self._lock:
+            return self.instance(sizes).profile(flat, repeat)
 
 
 def flatten_args(args: Sequence[Any], types: Sequence[Type]) -> list[Any]:
@@ -533,6 +777,7 @@ __all__ = [
     "GraphExecutor",
     "GraphPlan",
     "NotDataflow",
+    "SymbolicGraphExecutor",
     "alias_root",
     "build_graph",
     "flatten_args",

@@ -27,6 +27,16 @@ of them (:func:`kernel_shape`): :mod:`relay.backend.vm.dynamic` makes such funct
 where every ``?`` is the same size at run time (an elementwise function over a flattened
 ``(?, 16)`` view of its operands), and only the elementwise rules accept them.
 
+A function whose types have *shape variables* (``Tensor[(n, 784), float32]``) lowers with an
+``int64`` TIR variable per shape variable (:class:`ShapeSymbols`) and each dimension as its
+expression over them (``n * 3``, ``(h - 3) // 2 + 1``; one expression object per dimension,
+so the rules' comparisons of dimensions by identity hold). The kernel takes the variables'
+values as scalar arguments after its buffers and flags, and its indices are all ``int64``.
+The rules see such dimensions through :func:`lowering_dims` (``common.static``): a rule that
+needs a constant size converts one with ``int()``, which raises, and the lowering fails
+with a CompileError naming the operator (the graph planner then leaves the program to the
+VM).
+
 The *anchor* is the call with the highest fusion pattern (TVM's ``OpPatternKind``: an
 ``OUT_ELEMWISE_FUSABLE`` matmul or convolution over a reduction over injective ops); the
 CPU schedules (:mod:`relay.backend.schedule`) are chosen by it.
@@ -35,6 +45,7 @@ CPU schedules (:mod:`relay.backend.schedule`) are chosen by it.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +54,7 @@ import numpy as np
 from relay.errors import CompileError
 from relay.ir.expr import Call, Constant, Expr, Function, Op, Tuple, TupleGetItem, Var
 from relay.ir.span import Span
-from relay.ir.types import TensorType, TupleType, Type, _AnyDim
+from relay.ir.types import SymbolicDim, TensorType, TupleType, Type, TypeVar, _AnyDim
 from relay.op.registry import LoweringCall, OpPattern, get_op
 
 
@@ -84,22 +95,136 @@ def static_shape(ty: TensorType) -> tuple[int, ...]:
 _SIZE: contextvars.ContextVar[Any] = contextvars.ContextVar("relay_kernel_size", default=None)
 """The size variable of the function being lowered, when its types have ``?`` dimensions."""
 
+_SYMBOLS: contextvars.ContextVar[ShapeSymbols | None] = contextvars.ContextVar(
+    "relay_kernel_symbols", default=None
+)
+"""The shape variables of the function being lowered, when its types have any."""
+
+
+class ShapeSymbols:
+    """The TIR variables of a primitive function's shape variables, and the TIR expression
+    of each symbolic dimension (memoized, so one dimension is one expression object and the
+    lowering rules' identity comparisons of dimensions hold)."""
+
+    def __init__(self, variables: Sequence[TypeVar]) -> None:
+        from relay.backend.runtime import tvm
+
+        tirx = tvm().tirx
+        self.variables = list(variables)
+        self.tir = [tirx.Var(v.name_hint or f"d{k}", "int64") for k, v in enumerate(variables)]
+        self._memo: dict[Any, Any] = {}
+
+    def expr(self, d: Any) -> Any:
+        """The TIR expression of relay dimension ``d`` (an int stays an int)."""
+        if isinstance(d, int):
+            return d
+        key = d if not isinstance(d, TypeVar) else ("var", id(d))
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._convert(d)
+        return found
+
+    def _convert(self, d: Any) -> Any:
+        from relay.backend.runtime import tvm
+        from relay.ir import dim
+
+        tirx = tvm().tirx
+        if isinstance(d, TypeVar):
+            for v, t in zip(self.variables, self.tir, strict=True):
+                if v is d:
+                    return t
+            raise CompileError(f"the shape variable {d.name_hint} is not a parameter's")
+        if isinstance(d, dim.FloorDiv | dim.FloorMod):
+            num, den = self._tir(d.num), self._tir(d.den)
+            return (
+                tirx.floordiv(num, den) if isinstance(d, dim.FloorDiv) else tirx.floormod(num, den)
+            )
+        if isinstance(d, dim.DimExpr):
+            total = tirx.const(d.const, "int64")
+            for mono, coeff in d.terms:
+                term = tirx.const(coeff, "int64")
+                for atom in mono:
+                    term = term * self.expr(atom)
+                total = total + term
+            from tvm.sym.analyzer import Analyzer
+
+            return Analyzer().simplify(total)
+        raise CompileError(f"a compiled kernel cannot have the dimension {d}")
+
+    def _tir(self, d: Any) -> Any:
+        from relay.backend.runtime import tvm
+
+        e = self.expr(d)
+        return tvm().tirx.const(e, "int64") if isinstance(e, int) else e
+
+
+def shape_variables(types: Iterable[Type]) -> list[TypeVar]:
+    """The shape variables in the dimensions of ``types`` (tensors and tuples of them), in
+    order of first occurrence."""
+    from relay.ir.dim import dim_vars
+
+    out: list[TypeVar] = []
+    for ty in types:
+        for t in flatten_type(ty):
+            for d in t.shape:
+                if isinstance(d, int | _AnyDim):
+                    continue
+                for v in dim_vars(d):
+                    if isinstance(v, TypeVar) and not any(v is u for u in out):
+                        out.append(v)
+    return out
+
 
 def kernel_shape(ty: TensorType) -> tuple[Any, ...]:
-    """``ty``'s shape for a TE computation: its static dimensions, and each ``?`` the size
-    variable of the function being lowered (a CompileError outside such a function, or for
-    a shape variable)."""
+    """``ty``'s shape for a TE computation: its static dimensions; each ``?`` the size
+    variable of the function being lowered; each symbolic dimension its TIR expression over
+    the function's shape variables (a CompileError outside such functions)."""
     size = _SIZE.get()
-    if size is None:
+    symbols = _SYMBOLS.get()
+    if size is None and symbols is None:
         return static_shape(ty)
     out: list[Any] = []
     for d in ty.shape:
         if isinstance(d, int):
             out.append(d)
-        elif isinstance(d, _AnyDim):
+        elif isinstance(d, _AnyDim) and size is not None:
             out.append(size)
+        elif not isinstance(d, _AnyDim) and symbols is not None:
+            out.append(symbols.expr(d))
         else:
-            return static_shape(ty)  # raises: a shape variable has no size here
+            return static_shape(ty)  # raises
+    return tuple(out)
+
+
+def lowering_dims(shape: Sequence[Any]) -> tuple[Any, ...]:
+    """A shape (a relay type's, or a te.Tensor's) for a lowering rule: each dimension an int
+    when it is constant, else its TIR expression (in a function with shape variables or
+    ``?`` dimensions); a symbolic relay dimension outside such a function is a
+    CompileError."""
+    symbols = _SYMBOLS.get()
+    out: list[Any] = []
+    for d in shape:
+        if isinstance(d, int):
+            out.append(d)
+            continue
+        try:
+            out.append(int(d))
+            continue
+        except TypeError:
+            pass
+        if isinstance(d, _AnyDim):
+            size = _SIZE.get()
+            if size is None:
+                raise CompileError(
+                    "compiled kernels need static shapes; ? is known only at run time"
+                )
+            out.append(size)
+        elif isinstance(d, TypeVar | SymbolicDim):
+            if symbols is None:
+                raise CompileError(f"compiled kernels need static shapes; {d} is symbolic")
+            out.append(symbols.expr(d))
+        else:
+            out.append(d)  # a TIR expression already
     return tuple(out)
 
 
@@ -130,6 +255,9 @@ class LoweredFunc:
     checks: list[tuple[str, Span | None]] = field(default_factory=list)
     """Run-time checks: after the outputs, one int32 ``(1,)`` flag per check, nonzero when
     the check failed, with the message and span to report."""
+    shape_vars: list[TypeVar] = field(default_factory=list)
+    """The function's shape variables: the kernel takes their values, as int64 scalars,
+    after its outputs and flags (TVM checks every buffer's shape against them)."""
     parallel: bool | None = None
     """For a function with ``?`` dimensions (whose loop extents are not known when it is
     scheduled): whether its outer loop runs in parallel (``Parallel=1`` on the function)."""
@@ -161,8 +289,19 @@ def _flatten_value(v: Any) -> list[Any]:
 
 
 def is_dynamic(func: Function) -> bool:
-    """Whether primitive function ``func`` takes a tensor with an unknown (``?``) dimension:
-    its kernel is then compiled for a symbolic size (:func:`kernel_shape`)."""
+    """Whether primitive function ``func`` takes a tensor with an unknown (``?``) or a
+    symbolic dimension: its kernel is then compiled for symbolic sizes
+    (:func:`kernel_shape`), and keeps TVM's checks of its arguments."""
+    return any(
+        not isinstance(d, int)
+        for p in func.params
+        for t in flatten_type(p.type_annotation or _type_of(p))
+        for d in t.shape
+    )
+
+
+def has_any(func: Function) -> bool:
+    """Whether primitive function ``func`` takes a tensor with a ``?`` dimension."""
     return any(
         isinstance(d, _AnyDim)
         for p in func.params
@@ -175,18 +314,24 @@ def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
     """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc)."""
     from relay.backend.runtime import tvm
 
-    dynamic = is_dynamic(func)
+    dynamic = has_any(func)
+    variables = shape_variables(
+        [*(p.type_annotation or _type_of(p) for p in func.params), _type_of(func.body)]
+    )
+    symbols = ShapeSymbols(variables) if variables else None
     token = _SIZE.set(tvm().tirx.Var("n", "int64") if dynamic else None)
+    token_symbols = _SYMBOLS.set(symbols)
     try:
-        lowered = _lower(func, fast_math)
+        lowered = _lower(func, fast_math, symbols)
     finally:
         _SIZE.reset(token)
+        _SYMBOLS.reset(token_symbols)
     if dynamic:
         lowered.parallel = func.attrs.get("Parallel") == 1
     return lowered
 
 
-def _lower(func: Function, fast_math: bool) -> LoweredFunc:
+def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> LoweredFunc:
     from relay.backend.runtime import tvm
     from relay.op.lowering.elemwise import BINDINGS
 
@@ -296,7 +441,11 @@ def _lower(func: Function, fast_math: bool) -> LoweredFunc:
     flags = [_check_flag(te, v, i) for i, (v, _, _) in enumerate(checks)]
     kept = [(m, s) for (_, m, s), f in zip(checks, flags, strict=True) if f is not None]
     flags = [f for f in flags if f is not None]
-    prim = te.create_prim_func([*placeholders, *const_phs, *out_tensors, *flags])
+    sizes = symbols.tir if symbols is not None else []
+    prim = te.create_prim_func(
+        [*placeholders, *const_phs, *out_tensors, *flags, *sizes],
+        index_dtype_override="int64" if sizes else None,  # one index type with the sizes'
+    )
     inputs.extend(TensorType(tuple(c.shape), str(c.dtype)) for c in constants)
     return LoweredFunc(
         prim_func=prim,
@@ -307,6 +456,7 @@ def _lower(func: Function, fast_math: bool) -> LoweredFunc:
         anchor_ops=best[2],
         op_names=op_names,
         checks=kept,
+        shape_vars=symbols.variables if symbols is not None else [],
     )
 
 

@@ -422,3 +422,44 @@ class _DimPrinter:
         elif p.const < 0:
             out += f" - {-p.const}"
         return out
+
+
+def evaluate(d: Dim, values: Callable[[DimVar], int]) -> int:
+    """The value of ``d`` with each variable ``v`` worth ``values(v)`` (``Any`` has none)."""
+    out = substitute(d, values)
+    if not isinstance(out, int):
+        raise TypeError(f"dimension {dim_str(d)} has no value")
+    return out
+
+
+def parse_dim(text: str, variables: Callable[[str], Dim]) -> Dim:
+    """The dimension written ``text`` by :func:`dim_str` (integers, names, ``+ - * // %``,
+    parentheses), each name read as ``variables(name)``; a ValueError for anything else."""
+    import ast
+
+    def walk(node: ast.expr) -> Dim:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name):
+            return variables(node.id)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return neg(walk(node.operand))
+        if isinstance(node, ast.BinOp):
+            a, b = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Add):
+                return add(a, b)
+            if isinstance(node.op, ast.Sub):
+                return sub(a, b)
+            if isinstance(node.op, ast.Mult):
+                return mul(a, b)
+            if isinstance(node.op, ast.FloorDiv):
+                return floordiv(a, b)
+            if isinstance(node.op, ast.Mod):
+                return floormod(a, b)
+        raise ValueError(f"not a dimension: {text!r}")
+
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise ValueError(f"not a dimension: {text!r}") from None
+    return walk(tree.body)

@@ -21,10 +21,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from relay import flags
+from relay.backend.graph_executor import SymbolicGraphExecutor
+from relay.errors import RelayError
 from relay.ir.expr import Call, Expr, Function, Let, Tuple, TupleGetItem, Var
 from relay.ir.module import Module
 from relay.ir.types import Type
 from relay.lazy.metrics import METRICS, RECOMPILES
+from relay.lazy.shapes import fits, generalize, variables
 from relay.lazy.trace import (
     CALL,
     CONFIG,
@@ -87,10 +91,13 @@ def collect(roots: list[Node]) -> Trace:
     return Trace(ops, params, roots, index)
 
 
-def lower(trace: Trace) -> Function:
+def lower(trace: Trace, types: tuple[Type, ...] | None = None) -> Function:
     """The trace as a relay function: one parameter per data node, a ``let`` per operation,
-    the wanted values returned as a tuple."""
-    params = [Var(f"p{i}", p.type) for i, p in enumerate(trace.params)]
+    the wanted values returned as a tuple. With ``types`` (generalized by
+    :func:`relay.lazy.shapes.generalize`) the parameters have those types, the function
+    their shape variables, and the ``let``s no annotations (type inference gives them)."""
+    given = types if types is not None else trace.param_types()
+    params = [Var(f"p{i}", t) for i, t in enumerate(given)]
     bound: list[Var] = []
 
     def ref(node: Node) -> Expr:
@@ -109,20 +116,21 @@ def lower(trace: Trace) -> Function:
         else:
             opdef = get_op(str(node.op))
             values.append(Call(opdef.op, args, opdef.validate_attrs(dict(node.attrs))))
-        bound.append(Var(f"x{j}", node.type))
+        bound.append(Var(f"x{j}", node.type if types is None else None))
     body: Expr = Tuple(tuple(ref(o) for o in trace.outputs))
     for var, value in zip(reversed(bound), reversed(values), strict=True):
         body = Let(var, value, body)
-    return Function(tuple(params), body)
+    return Function(tuple(params), body, type_params=variables(types) if types else ())
 
 
 ENTRY = "lazy_trace"
 """The name of a trace's function in the program built."""
 
 
-def program(trace: Trace) -> Module:
-    """The module to build for ``trace``: its function, and the modules of the ``@relay``
-    functions it calls (a global of the same name defined twice differently is an error)."""
+def program(trace: Trace, types: tuple[Type, ...] | None = None) -> Module:
+    """The module to build for ``trace`` (its parameters of ``types``, see :func:`lower`):
+    its function, and the modules of the ``@relay`` functions it calls (a global of the same
+    name defined twice differently is an error)."""
     mod = Module()
     for node in trace.ops:
         if node.op != CALL:
@@ -137,7 +145,7 @@ def program(trace: Trace) -> Module:
         mod.import_module(callee)
     if ENTRY in mod:
         raise LazyError(f"a @relay function called on lazy tensors is named {ENTRY}")
-    mod.add(ENTRY, lower(trace))
+    mod.add(ENTRY, lower(trace, types))
     return mod
 
 
@@ -145,7 +153,14 @@ _CACHE: dict[Any, Any] = {}
 """Compiled traces, by structure and parameter types."""
 
 _SEEN: dict[Any, tuple[Type, ...]] = {}
-"""The parameter types each structure was last compiled for."""
+"""The parameter types each structure was last compiled for (generalized or not)."""
+
+_GENERAL: dict[Any, tuple[tuple[Type, ...], Any]] = {}
+"""Per structure, its generalized parameter types and their program (see
+:mod:`relay.lazy.shapes`)."""
+
+_STATIC: set[Any] = set()
+"""Structures whose generalized program did not compile for the graph executor."""
 
 
 def barrier(reason: str, nodes: list[Node] | None = None, extra: tuple[Node, ...] = ()) -> None:
@@ -182,20 +197,17 @@ def _wanted(nodes: list[Node] | None, extra: tuple[Node, ...] = ()) -> list[Node
 
 def run(trace: Trace, reason: str = "", where: str = "") -> None:
     """Compile (or find compiled) and run ``trace``; its outputs become data."""
-    import relay
-
     structure = trace.structure()
     types = trace.param_types()
     key = (structure, types)
     exe = _CACHE.get(key)
     if exe is None:
+        general = _GENERAL.get(structure)
+        if general is not None and fits(general[0], types):
+            exe = general[1]
+    if exe is None:
         METRICS.cache_misses += 1
-        _explain(structure, types, trace, reason, where)
-        start = time.perf_counter()
-        exe = relay.build(program(trace), target=CONFIG.target, entry=ENTRY)
-        METRICS.compile_time += time.perf_counter() - start
-        METRICS.traces_compiled += 1
-        _CACHE[key] = exe
+        exe = _compile(trace, structure, types, reason, where)
     else:
         METRICS.cache_hits += 1
     start = time.perf_counter()
@@ -214,12 +226,54 @@ def run(trace: Trace, reason: str = "", where: str = "") -> None:
         node.materialize(value)
 
 
-def _explain(
-    structure: tuple[Any, ...], types: tuple[Type, ...], trace: Trace, reason: str, where: str
-) -> None:
+def _compile(trace: Trace, structure: Any, types: tuple[Type, ...], reason: str, where: str) -> Any:
+    """Compile ``trace``: for its types generalized (:mod:`relay.lazy.shapes`) when the
+    same operations were compiled before for other sizes, else for its exact types."""
+    import relay
+
     before = _SEEN.get(structure)
-    _SEEN[structure] = types
-    head = f"compile {METRICS.traces_compiled + 1} ({reason} at {where}): "
+    general = None
+    if (
+        CONFIG.symbolic_shapes
+        and before is not None
+        and structure not in _STATIC
+        and not any(n.op == CALL for n in trace.ops)
+    ):
+        general = generalize(before, types)
+    start = time.perf_counter()
+    exe = None
+    if general is not None:
+        try:
+            exe = relay.build(program(trace, general), target=CONFIG.target, entry=ENTRY)
+        except RelayError as err:
+            flags.debug_print(1, f"relay.lazy: the generalized trace does not compile: {err}")
+        if exe is not None and not isinstance(exe.graph, SymbolicGraphExecutor):
+            exe = None  # it would specialize per shape after all
+        if exe is None:
+            _STATIC.add(structure)
+            general = None
+    if exe is None or general is None:
+        exe = relay.build(program(trace), target=CONFIG.target, entry=ENTRY)
+        _CACHE[(structure, types)] = exe
+    else:
+        _GENERAL[structure] = (general, exe)
+        METRICS.traces_generalized += 1
+    METRICS.compile_time += time.perf_counter() - start
+    METRICS.traces_compiled += 1
+    _explain(before, types, general, trace, reason, where)
+    _SEEN[structure] = general or types
+    return exe
+
+
+def _explain(
+    before: tuple[Type, ...] | None,
+    types: tuple[Type, ...],
+    general: tuple[Type, ...] | None,
+    trace: Trace,
+    reason: str,
+    where: str,
+) -> None:
+    head = f"compile {METRICS.traces_compiled} ({reason} at {where}): "
     if before is None:
         RECOMPILES.append(
             head + f"new operations ({len(trace.ops)} operations, {len(trace.params)} inputs)"
@@ -230,13 +284,22 @@ def _explain(
         for i, (a, b) in enumerate(zip(before, types, strict=True))
         if a != b
     ]
-    RECOMPILES.append(head + "; ".join(diffs))
+    text = head + "; ".join(diffs)
+    if general is not None:
+        names = ", ".join(v.name_hint for v in variables(general))
+        shown = "; ".join(
+            f"input {i}: {g}" for i, (g, t) in enumerate(zip(general, types, strict=True)) if g != t
+        )
+        text += f" -- compiled for every size of {names} ({shown})"
+    RECOMPILES.append(text)
 
 
 def clear_cache() -> None:
     """Forget the compiled traces (the kernel cache on disk stays)."""
     _CACHE.clear()
     _SEEN.clear()
+    _GENERAL.clear()
+    _STATIC.clear()
 
 
 def pending_function(nodes: list[Node] | None = None) -> Function | None:

@@ -22,6 +22,9 @@ class Metrics:
     the operations of each trace run (the last :data:`SIZES_KEPT`)."""
 
     traces_compiled: int = 0
+    traces_generalized: int = 0
+    """Of the traces compiled, those compiled for every size of some dimensions
+    (:mod:`relay.lazy.shapes`)."""
     cache_hits: int = 0
     cache_misses: int = 0
     compile_time: float = 0.0
@@ -44,7 +47,8 @@ class Metrics:
         sizes = self.graph_sizes
         lines = [
             f"traces run {self.traces_run}, compiled {self.traces_compiled} "
-            f"(cache hits {self.cache_hits}, misses {self.cache_misses})",
+            f"({self.traces_generalized} for symbolic sizes; cache hits {self.cache_hits}, "
+            f"misses {self.cache_misses})",
             f"compile time {self.compile_time:.3f} s, execute time {self.execute_time:.3f} s",
             f"graph sizes: last {sizes[-1] if sizes else 0}, largest {max(sizes, default=0)}",
             f"graph cuts {self.graph_cuts}",

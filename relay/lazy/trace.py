@@ -135,6 +135,9 @@ class Config:
     """Warn (``RuntimeWarning``) each time an operation falls back to numpy."""
     target: str = "llvm"
     """What barriers compile for."""
+    symbolic_shapes: bool = True
+    """Compile a trace whose operations come back with other sizes once more for every
+    size of the dimensions that changed (:mod:`relay.lazy.shapes`); False: per shape."""
 
 
 CONFIG = Config()

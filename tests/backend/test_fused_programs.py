@@ -75,6 +75,28 @@ def test_compiled_equals_interpreted(text: str, opt_level: int) -> None:
         np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5, err_msg=text)
 
 
+@settings(max_examples=15, deadline=None)
+@given(programs())
+def test_compiled_for_symbolic_sizes_equals_interpreted(text: str) -> None:
+    """The same programs with the rows of ``x`` a shape variable: compiled once, run for
+    sizes around the tiles' (1, a tile, a tile and a tail)."""
+    text = text.replace("def @main(", "def @main[n: Shape](").replace(
+        "%x: Tensor[(6, 20), float32]", "%x: Tensor[(n, 20), float32]"
+    )
+    mod = relay.parse(text)
+    exe = relay.build(mod)
+    assert exe.kind == "graph"
+    rng = np.random.default_rng(len(text))
+    r = rng.standard_normal(B).astype(np.float32)
+    w = (rng.standard_normal((B, B)) / 4).astype(np.float32)
+    for rows in (1, 8, 13):
+        x = rng.standard_normal((rows, B)).astype(np.float32)
+        got = exe(x, r, w)
+        want = relay.interpret(mod, x, r, w)
+        for g, e in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5, err_msg=f"{rows}: {text}")
+
+
 def test_matrix_vector_product_with_its_epilogue() -> None:
     # w @ x with a vector x is expand_dims, a one-column product and squeeze: the squeeze
     # and what follows run in the product's kernel

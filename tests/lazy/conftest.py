@@ -14,6 +14,7 @@ def _fresh() -> Iterator[None]:
     """Nothing pending from earlier tests, counters at zero, default settings after."""
     lz.mark_step()
     lz.reset_metrics()
-    saved = (lz.config().max_graph_size, lz.config().warn_fallbacks)
+    c = lz.config()
+    saved = (c.max_graph_size, c.warn_fallbacks, c.symbolic_shapes)
     yield
-    lz.config(max_graph_size=saved[0], warn_fallbacks=saved[1])
+    lz.config(max_graph_size=saved[0], warn_fallbacks=saved[1], symbolic_shapes=saved[2])

@@ -19,6 +19,12 @@ written with ``tvm.s_tir.Schedule`` primitives, after TVM's own x86 strategies
 * anything else gets the generic schedule: the injective and reduction rules applied block
   by block.
 
+In a kernel of symbolic sizes (shape variables) the same rules apply, a symbolic extent
+counted as :data:`SYMBOLIC_SIZE` where a choice depends on a size; products pad their
+symbolic rows or columns to whole tiles (:mod:`relay.backend.schedule.matmul`), and every
+reduction over a symbolic extent has its initialization taken out of its loops
+(:func:`decompose_symbolic_reductions`).
+
 A schedule that fails to apply (a primitive refusing an unusual block structure) falls back
 to the generic one, and that to the unscheduled function: a kernel is always produced.
 """
@@ -38,6 +44,10 @@ VECTOR = 16
 
 PARALLEL_MIN = 1 << 14
 """Fewer output elements than this run on one thread (a parallel launch costs microseconds)."""
+
+SYMBOLIC_SIZE = 128
+"""What a symbolic extent (a kernel of symbolic sizes: a batch, a sequence length) counts
+as where a schedule's choice depends on a size (running in parallel, vectorizing)."""
 
 
 def _tirx() -> Any:
@@ -72,8 +82,34 @@ def is_reduction(sch: Any, block: Any) -> bool:
 
 
 def extent(sch: Any, loop: Any) -> int:
-    """The constant extent of ``loop``."""
+    """The constant extent of ``loop`` (a TypeError for a symbolic one)."""
     return int(sch.get(loop).extent)
+
+
+def size(sch: Any, loop: Any) -> int | None:
+    """The extent of ``loop``: an int, or None when it is symbolic (a kernel of symbolic
+    sizes)."""
+    e = sch.get(loop).extent
+    return int(e) if isinstance(e, _tirx().IntImm) else None
+
+
+def nominal(sch: Any, loop: Any) -> int:
+    """The extent of ``loop``, a symbolic one counted as :data:`SYMBOLIC_SIZE`."""
+    n = size(sch, loop)
+    return SYMBOLIC_SIZE if n is None else n
+
+
+def decompose_symbolic_reductions(sch: Any) -> None:
+    """Take the initialization of each reduction whose loops have a symbolic extent out of
+    them (``decompose_reduction`` at its outermost loop): inside a reduction loop it would
+    never run when that extent is 0, and the result would be left unwritten."""
+    root = sch.get_sblock("root")
+    for block in sch.get_child_blocks(root):
+        if sch.get(block).init is None or not is_reduction(sch, block):
+            continue
+        loops = sch.get_loops(block)
+        if loops and any(size(sch, lp) is None for lp in loops):
+            sch.decompose_reduction(block, loops[0])
 
 
 def is_barrier(sch: Any, block: Any) -> bool:
@@ -159,10 +195,16 @@ def schedule_injective(sch: Any, block: Any) -> None:
         return
     total = 1
     for lp in loops:
-        total *= extent(sch, lp)
-    if total >= PARALLEL_MIN and _transposing(sch, block) and _schedule_transpose(sch, block):
+        total *= nominal(sch, lp)
+    static = all(size(sch, lp) is not None for lp in loops)
+    if (
+        static
+        and total >= PARALLEL_MIN
+        and _transposing(sch, block)
+        and _schedule_transpose(sch, block)
+    ):
         return
-    last = extent(sch, loops[-1])
+    last = nominal(sch, loops[-1])
     if len(loops) > 1 and last >= VECTOR:
         outer, inner = sch.split(loops[-1], [None, VECTOR])
         sch.vectorize(inner)
@@ -171,7 +213,7 @@ def schedule_injective(sch: Any, block: Any) -> None:
             sch.parallel(rows)
         return
     fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-    n = extent(sch, fused)
+    n = nominal(sch, fused)
     if n >= 2 * VECTOR:
         outer, inner = sch.split(fused, [None, VECTOR])
         sch.vectorize(inner)
@@ -195,7 +237,7 @@ def schedule_reduction(sch: Any, block: Any) -> None:
         return
     total = 1
     for lp in spatial:
-        total *= extent(sch, lp)
+        total *= nominal(sch, lp)
     # reductions over an outer axis of a row-major input: keep the last spatial loop inside
     # the reduction, so each reduction step reads contiguous memory and vectorizes
     block_reads = sch.get(block).reads
@@ -205,12 +247,12 @@ def schedule_reduction(sch: Any, block: Any) -> None:
         region = block_reads[0].region
         inner_contiguous = len(region) > 0 and region[-1].min.same_as(last_spatial.var)
     outer_spatial = spatial
-    if inner_contiguous and extent(sch, spatial[-1]) >= VECTOR:
+    if inner_contiguous and nominal(sch, spatial[-1]) >= VECTOR:
         outer_spatial = spatial[:-1]
         sch.reorder(*outer_spatial, *reduce, spatial[-1])
     if outer_spatial:
         fused = sch.fuse(*outer_spatial) if len(outer_spatial) > 1 else outer_spatial[0]
-        if total >= 64 and extent(sch, fused) > 1:
+        if total >= 64 and nominal(sch, fused) > 1:
             sch.parallel(fused)
 
 
@@ -225,8 +267,8 @@ def inner_contiguous_reduction(sch: Any, block: Any) -> bool:
         return False
     if sum(iv.iter_type != iter_var.DataPar for iv in ivars) != 1:
         return False
-    n = extent(sch, loops[-1])
-    if n % VECTOR or n < 2 * VECTOR:
+    n = size(sch, loops[-1])
+    if n is None or n % VECTOR or n < 2 * VECTOR:
         return False
     reads = stmt.reads
     return (
@@ -287,7 +329,7 @@ def schedule_rfactor(sch: Any, block: Any, epilogue: bool = False) -> None:
     n = extent(sch, k)
     total = 1
     for lp in spatial:
-        total *= extent(sch, lp)
+        total *= nominal(sch, lp)
     if total == 1:
         chunks = 16 if n >= 1 << 16 and n % (16 * VECTOR) == 0 else 1
         kp, ko, ki = sch.split(k, [chunks, None, VECTOR])
@@ -303,8 +345,8 @@ def schedule_rfactor(sch: Any, block: Any, epilogue: bool = False) -> None:
         return
     # the rows: the innermost spatial loop of more than one iteration, split by ROWS; every
     # stage is computed at its outer part (``group``), under the loops of the outer axes
-    pos = max(p for p, lp in enumerate(spatial) if extent(sch, lp) > 1)
-    rows = _rows(extent(sch, spatial[pos]))
+    pos = max(p for p, lp in enumerate(spatial) if nominal(sch, lp) > 1)
+    rows = _rows(size(sch, spatial[pos]) or 1)  # a symbolic one: a row at a time
     group = sch.split(spatial[pos], [None, rows])[0] if rows > 1 else spatial[pos]
     depth = pos + 1  # the loops down to ``group``, which every stage shares
     rf = sch.rfactor(sch.split(k, [None, VECTOR])[1], factor_axis=len(spatial))
@@ -338,7 +380,7 @@ def schedule_rfactor(sch: Any, block: Any, epilogue: bool = False) -> None:
         _epilogue_at(sch, block, group, depth)
     above = sch.get_loops(block)[:depth]
     fused = sch.fuse(*above) if len(above) > 1 else above[0]
-    if total * n >= RFACTOR_PARALLEL_MIN and extent(sch, fused) > 1:
+    if total * n >= RFACTOR_PARALLEL_MIN and nominal(sch, fused) > 1:
         sch.parallel(fused)
     sch.decompose_reduction(rf, rf_k)
 
@@ -354,7 +396,7 @@ def _epilogue_at(sch: Any, block: Any, group: Any, depth: int) -> None:
     except Exception:
         return
     new = sch.get_loops(consumers[0])[depth:]
-    if len(new) == 1 and extent(sch, new[0]) >= 4:
+    if len(new) == 1 and nominal(sch, new[0]) >= 4:
         sch.vectorize(new[0])
 
 
@@ -405,6 +447,10 @@ def schedule_dynamic(sch: Any, lowered: LoweredFunc) -> None:
 Rule = Callable[[Any, LoweredFunc], None]
 
 
+def _unscheduled(sch: Any, lowered: LoweredFunc) -> None:
+    """No schedule: the last resort."""
+
+
 def _rules() -> dict[str, Rule]:
     from relay.backend.schedule.conv import schedule_conv2d_group
     from relay.backend.schedule.matmul import schedule_matmul_group
@@ -428,10 +474,12 @@ def schedule_cpu(lowered: LoweredFunc) -> Any:
         attempts = [schedule_dynamic]
     elif rule is not None:
         attempts.insert(0, rule)
-    for attempt in attempts:
+    for attempt in [*attempts, _unscheduled]:
         sch = Unchecked(s_tir.Schedule(lowered.prim_func))
         try:
             attempt(sch, lowered)
+            if lowered.shape_vars:
+                decompose_symbolic_reductions(sch)
             return sch.mod["main"]
         except Exception as err:
             lines = str(err).strip().splitlines() or [""]

@@ -9,9 +9,14 @@ from relay.ir.types import TensorType
 from relay.op.registry import LoweringCall
 
 
-def static(shape: Sequence[Any]) -> tuple[int, ...]:
-    """A static shape (of a Relay type or a te.Tensor) as ints."""
-    return tuple(int(d) for d in shape)
+def static(shape: Sequence[Any]) -> tuple[Any, ...]:
+    """A shape (of a Relay type or a te.Tensor) as ints; in a kernel of symbolic sizes its
+    symbolic dimensions are TIR expressions over the kernel's size variables
+    (:func:`relay.backend.lower.lowering_dims`), which a rule that needs a constant size
+    refuses with a CompileError (``int()`` of one raises)."""
+    from relay.backend.lower import lowering_dims
+
+    return lowering_dims(shape)
 
 
 def tensor_type(ty: Any) -> tuple[tuple[int, ...], str]:

@@ -371,12 +371,27 @@ def _lower_arg(call: LoweringCall) -> Any:
 # ---- mean, variance -----------------------------------------------------------------------------
 
 
-def _divide(total: Any, count: int, dtype: str, name: str) -> Any:
+def _divide(total: Any, count: Any, dtype: str, name: str) -> Any:
     """``total`` (the sums, of dtype ``dtype`` or its float computation dtype) divided by
-    ``count``, as the reference does, in ``dtype``."""
+    ``count``, as the reference does, in ``dtype``. A symbolic count (a kernel of symbolic
+    sizes) is converted at run time; an integer division by a symbolic count divides by at
+    least 1 (a count of 0 has only zero sums), since a zero divisor would trap."""
     from tvm import tirx
 
     shape = _static(total.shape)
+    if not isinstance(count, int):
+        if _is_float(dtype):
+            wide = str(total.dtype)
+            return _map(
+                shape, lambda *o: _cast(dtype, total(*o) / tirx.Cast(wide, count), wide), name
+            )
+        via = "uint64" if dtype == "uint64" else "int64"
+        divisor = tirx.Cast(via, tirx.max(count, tirx.const(1, str(count.dtype))))
+        return _map(
+            shape,
+            lambda *o: _cast(dtype, tirx.truncdiv(_cast(via, total(*o), dtype), divisor), via),
+            name,
+        )
     if _is_float(dtype):
         wide = str(total.dtype)
         if count == 0:  # x / 0 as x * inf (TVM rejects a constant zero divisor)
