@@ -75,9 +75,10 @@ def test_new_sizes_compile_nothing(mlp: Any, monkeypatch: pytest.MonkeyPatch) ->
 
 def test_instances_are_kept_for_the_last_sizes(mlp: Any) -> None:
     graph = mlp.graph
-    for rows in range(1, 20):
+    last = graph.INSTANCES + 12
+    for rows in range(1, last):
         check(mlp, rows)
-    assert list(graph._instances) == [(rows,) for rows in range(20 - graph.INSTANCES, 20)]
+    assert list(graph._instances) == [(rows,) for rows in range(last - graph.INSTANCES, last)]
 
 
 def test_an_argument_that_does_not_fit_names_the_size_it_was_given(mlp: Any) -> None:
