@@ -190,6 +190,9 @@ class Executable:
         self._flat_params = graph is not None and all(
             isinstance(t, TensorType) for t in graph.plan.param_types
         )
+        self.device_plan: GraphPlan | None = None
+        """A GPU program's plan (its kernels in :attr:`library`)."""
+        self.device_library: KernelLibrary | None = None
 
     @property
     def module(self) -> Module:
@@ -207,7 +210,7 @@ class Executable:
     @property
     def kind(self) -> str:
         """``"graph"``, ``"vm"`` or ``"interpreter"``."""
-        if self.graph is not None:
+        if self.graph is not None or self.device_plan is not None:
             return "graph"
         return "vm" if self.vm is not None else "interpreter"
 
@@ -216,6 +219,8 @@ class Executable:
         """The compiled kernels (of graph and VM executables)."""
         if self.graph is not None:
             return self.graph.library
+        if self.device_library is not None:
+            return self.device_library
         return self.vm.library if self.vm is not None else None
 
     @property
@@ -224,9 +229,24 @@ class Executable:
         order of its code)."""
         if self.vm is not None:
             return self.vm.kernels
-        if self.graph is None:
+        plan = self.graph.plan if self.graph is not None else self.device_plan
+        if plan is None:
             return []
-        return list(dict.fromkeys(s.kernel for s in self.graph.plan.steps if not s.is_alias))
+        return list(dict.fromkeys(s.kernel for s in plan.steps if not s.is_alias))
+
+    def cuda_source(self) -> str:
+        """A GPU program's CUDA C, as TVM generated it for its kernels."""
+        library = self.device_library
+        if library is None:
+            raise ExecutionError(f"{self.name} has no device code")
+        return "".join(str(m.inspect_source("cuda")) for m in _device_modules(library.module))
+
+    def ptx(self) -> str:
+        """A GPU program's device code: the PTX nvcc compiled from :meth:`cuda_source`."""
+        library = self.device_library
+        if library is None:
+            raise ExecutionError(f"{self.name} has no device code")
+        return b"".join(library.device_code).decode()
 
     def astext(self) -> str:
         """The optimized, fused program in the Relay text format."""
@@ -235,6 +255,11 @@ class Executable:
         return astext(self.module)
 
     def __call__(self, *args: Any) -> Any:
+        if self.device_plan is not None:
+            raise ExecutionError(
+                f"{self.name} is compiled for {self.target}: running programs on a GPU is "
+                "not built yet (.cuda_source() and .ptx() show its kernels)"
+            )
         if len(args) != self._arity:
             raise ExecutionError(f"{self.name} takes {self._arity} arguments, got {len(args)}")
         graph = self.graph
@@ -306,6 +331,11 @@ class Executable:
         """Write the executable to ``path`` (a zip file; written atomically)."""
         from relay.backend.cache import library_metadata
 
+        if self.device_plan is not None:
+            raise CompileError(
+                f"{self.name} is compiled for {self.target}: saving GPU executables is not "
+                "built yet"
+            )
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
             meta: dict[str, Any] = {
@@ -425,6 +455,8 @@ def build(
 
     typed = mod if _is_typed(mod) else infer_type(mod)
     assert isinstance(typed, Module)
+    if tgt.is_gpu:
+        return _build_gpu(typed, gv, tgt, name, opt_level)
     key = _program_key(typed, gv, tgt, opt_level)
     if key is not None:
         cached = _cached_program(key, typed, gv, tgt, name, opt_level)
@@ -466,6 +498,45 @@ def build(
     if key is not None and (graph is not None or vm is not None):
         kernel_cache().store_program(key, _program_record(graph, vm))
     return Executable(optimized, gv, tgt, graph, name, vm)
+
+
+def _device_modules(module: Any) -> list[Any]:
+    """The CUDA modules under a GPU library's host module (one per compiled part)."""
+    out: list[Any] = []
+    stack = list(module.mod.imports)
+    while stack:
+        m = stack.pop(0)
+        if str(m.kind) == "cuda":
+            out.append(m)
+        stack.extend(m.imports)
+    return out
+
+
+def _build_gpu(
+    typed: Module, gv: GlobalVar, target: Target, name: str, opt_level: int
+) -> Executable:
+    """A program compiled for a GPU: its dataflow planned as for the graph executor and
+    its kernels compiled to device code (docs/backend.md, "The CUDA target"). Running it is
+    not built yet: the executable holds the plan and the library."""
+    from relay.backend.compiler import compile_functions
+    from relay.backend.graph_executor import plan_function
+
+    optimized = optimize(typed, gv, opt_level)
+    gv = optimized.get_global_var(gv.name_hint)
+    try:
+        plan, prims = plan_function(optimized.functions[gv])
+    except NotDataflow as why:
+        raise CompileError(
+            f"{name}: the CUDA target compiles dataflow programs only for now; it has {why}"
+        ) from None
+    library, symbols = compile_functions(prims, target)
+    for step in plan.steps:
+        if not step.is_alias:
+            step.kernel = symbols[int(step.kernel)]
+    exe = Executable(optimized, gv, target, None, name)
+    exe.device_plan = plan
+    exe.device_library = library
+    return exe
 
 
 def _reachable(mod: Module, entry: GlobalVar) -> Module:

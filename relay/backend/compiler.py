@@ -131,6 +131,8 @@ class KernelLibrary:
     key: str = ""
     shared_object: bytes | None = None
     """The library as a shared object, once it has been exported or loaded from one."""
+    device_code: list[bytes] = field(default_factory=list)
+    """A GPU library's device code (PTX), one per compiled part."""
 
     def export(self, path: Path) -> None:
         """Write the library as a shared object (linked by TVM with the system compiler the
@@ -240,8 +242,10 @@ def compile_functions(funcs: Sequence[Function], target: Target) -> tuple[Kernel
     lib = cache.lookup(key)
     if lib is None:
         lib = _build(order, target, key)
-        cache.store(lib)
-    lib.bind()
+        if not target.is_gpu:  # (GPU libraries are kept in memory only, for now)
+            cache.store(lib)
+    if not target.is_gpu:  # (GPU kernels are looked up where they run)
+        lib.bind()
     symbols = list(lib.kernels)
     return lib, [symbols[int(n)] for n in names]
 
@@ -365,7 +369,8 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
     main = compiled[0][1]
     for _, other in compiled[1:]:
         main.mod.import_module(other.mod)
-    return KernelLibrary(kernels, main, key)
+    code = [getattr(ex, "relay_device_code", b"") for _, ex in compiled]
+    return KernelLibrary(kernels, main, key, device_code=[c for c in code if c])
 
 
 def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]], Any]:
@@ -378,9 +383,15 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
     prims: dict[str, Any] = {}
     start = time.perf_counter()
     for i, f in part.funcs:
-        lowered = lower_primitive(f, fast_math=bool(target.fast_math))
+        lowered = lower_primitive(f, fast_math=bool(target.fast_math), target=target.kind)
         name = kernel_name(f, lowered.op_names, i)
-        prims[name] = unaligned_params(schedule_cpu(lowered)).with_attr("global_symbol", name)
+        if target.is_gpu:
+            from relay.backend.schedule.gpu import schedule_gpu
+
+            prim = schedule_gpu(lowered, target, name)
+        else:
+            prim = unaligned_params(schedule_cpu(lowered))
+        prims[name] = prim.with_attr("global_symbol", name)
         kernel = Kernel(
             name,
             lowered.inputs,
@@ -393,12 +404,24 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
         kernels.append((i, kernel))
     scheduled = time.perf_counter()
     config = {} if part.checked else {"tirx.disable_assert": True}
+    device: Any = contextlib.nullcontext()
+    if target.is_gpu:
+        from relay.backend.cuda import arch_scope, device_code
+
+        device = arch_scope(target.arch)  # nvcc compiles the CUDA C for this architecture
     try:
-        with tvm_.transform.PassContext(config=config):  # thread-local in TVM
+        with tvm_.transform.PassContext(config=config), device:  # thread-local in TVM
             ex = tvm_.compile(tvm_.IRModule(prims), target=target.tvm_target(part.opt_level))
         compiled = time.perf_counter()
-        for _, k in kernels:
-            k.func = ex[k.name]
+        if target.is_gpu:
+            if prims and not ex.mod.imports:
+                raise CompileError(f"no device code was generated for {', '.join(prims)}")
+            ex.relay_device_code = device_code(ex, target.arch, device.compiled)
+        else:  # (a GPU kernel is looked up where it can run: KernelLibrary.bind)
+            for _, k in kernels:
+                k.func = ex[k.name]
+    except CompileError:
+        raise
     except Exception as err:  # TVM's own failure: report it as ours, with the kernels' names
         raise CompileError(f"TVM failed to compile {', '.join(prims)}: {err}") from err
     flags.debug_print(

@@ -310,8 +310,29 @@ def has_any(func: Function) -> bool:
     )
 
 
-def lower_primitive(func: Function, fast_math: bool = True) -> LoweredFunc:
-    """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc)."""
+_TARGET: contextvars.ContextVar[str] = contextvars.ContextVar(
+    "relay_lowering_target", default="llvm"
+)
+"""The kind of target (``llvm``, ``cuda``) the function being lowered is for."""
+
+
+def lowering_target() -> str:
+    """The kind of target the function being lowered is for: a rule uses it where the
+    targets' code differs (an LLVM intrinsic has no CUDA C spelling)."""
+    return _TARGET.get()
+
+
+def lower_primitive(func: Function, fast_math: bool = True, target: str = "llvm") -> LoweredFunc:
+    """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc),
+    for a target of kind ``target``."""
+    token = _TARGET.set(target)
+    try:
+        return _lower_primitive(func, fast_math)
+    finally:
+        _TARGET.reset(token)
+
+
+def _lower_primitive(func: Function, fast_math: bool) -> LoweredFunc:
     from relay.backend.runtime import tvm
 
     dynamic = has_any(func)

@@ -1,5 +1,11 @@
 """Compilation targets: which machine the kernels are generated for.
 
+``Target("cuda")`` is the NVIDIA GPU of this machine (its architecture, ``sm_90`` for an
+H100, read from the device); without a GPU the architecture is named
+(``Target("cuda", arch="sm_90")``), and programs compile all the way to device code
+(docs/backend.md, "The CUDA target") but cannot run. The host code of a CUDA program is
+compiled for this CPU.
+
 ``Target("llvm")`` is the CPU this process runs on. LLVM's generic x86-64 code uses SSE2
 only, and asking for ``mcpu=native`` in TVM's wheel logs an error and falls back to the
 generic model, so the CPU model name is chosen here from the processor's feature flags
@@ -10,6 +16,7 @@ is part of every kernel cache key, so kernels built for another machine are neve
 from __future__ import annotations
 
 import platform
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -62,21 +69,55 @@ def host_cpu() -> str:
     return cpu_model(vendor, flags)
 
 
+KINDS = ("llvm", "cuda")
+"""The target kinds relay compiles for."""
+
+
+@cache
+def cuda_arch() -> str | None:
+    """The architecture (``sm_<major><minor>``) of this machine's first CUDA device, or None
+    without one."""
+    from relay.backend.runtime import tvm
+
+    try:
+        device = tvm().cuda(0)
+        if not device.exist:
+            return None
+        return "sm_" + str(device.compute_version).replace(".", "")
+    except Exception:  # a runtime without CUDA
+        return None
+
+
 @dataclass(frozen=True)
 class Target:
     """Where compiled code runs: ``Target("llvm")`` (this CPU, model from its features) or
-    ``Target("llvm", mcpu="skylake-avx512")``; ``fast_math`` (default: the ``RELAY_FAST_MATH`` flag, on) lets exp, tanh and
-    sigmoid of float32 use polynomial approximations (relative error below 1e-6, see
-    docs/backend.md)."""
+    ``Target("llvm", mcpu="skylake-avx512")``, or a GPU: ``Target("cuda")`` (the device's
+    architecture) or ``Target("cuda", arch="sm_90")``; ``fast_math`` (default: the
+    ``RELAY_FAST_MATH`` flag, on) lets exp, tanh and sigmoid of float32 use polynomial
+    approximations (relative error below 1e-6, see docs/backend.md)."""
 
     kind: str = "llvm"
     mcpu: str = ""
     fast_math: bool | None = None  # None: the RELAY_FAST_MATH flag decides
+    arch: str = ""
+    """A CUDA target's architecture, ``sm_<major><minor>`` (``sm_90``)."""
     _tvm: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.kind != "llvm":
-            raise CompileError(f"unknown target {self.kind!r} (known: 'llvm')")
+        if self.kind not in KINDS:
+            raise CompileError(f"unknown target {self.kind!r} (known: 'llvm', 'cuda')")
+        if self.kind == "cuda":
+            arch = self.arch or cuda_arch()
+            if arch is None:
+                raise CompileError(
+                    "no CUDA device here to take the architecture from: name it, as in "
+                    "relay.Target('cuda', arch='sm_90')"
+                )
+            if not re.fullmatch(r"sm_\d{2,3}a?", arch):
+                raise CompileError(f"invalid CUDA architecture {arch!r} (expected e.g. 'sm_90')")
+            object.__setattr__(self, "arch", arch)
+        elif self.arch:
+            raise CompileError("arch is a CUDA target's setting; an llvm target has mcpu")
         if not self.mcpu:
             object.__setattr__(self, "mcpu", host_cpu())
         if self.fast_math is None:
@@ -86,25 +127,39 @@ class Target:
 
     @staticmethod
     def of(target: str | Target | None) -> Target:
-        """``target`` as a Target (``None`` and ``"llvm"`` mean this CPU)."""
+        """``target`` as a Target (``None`` and ``"llvm"`` mean this CPU, ``"cuda"`` this
+        machine's GPU)."""
         if isinstance(target, Target):
             return target
         return Target(target or "llvm")
 
+    @property
+    def is_gpu(self) -> bool:
+        """Whether kernels run on a GPU (their host code on this CPU)."""
+        return self.kind == "cuda"
+
     def tvm_target(self, opt_level: int = 3) -> Any:
-        """The ``tvm.target.Target``, with LLVM's optimization level (built once each)."""
+        """The ``tvm.target.Target``, with LLVM's optimization level for the CPU code (built
+        once each); a CUDA target's host is this CPU."""
         found = self._tvm.get(opt_level)
         if found is None:
             from relay.backend.runtime import tvm
 
-            attrs = {"kind": "llvm", "mcpu": self.mcpu, "opt-level": opt_level}
-            found = self._tvm[opt_level] = tvm().target.Target(attrs)
+            cpu = {"kind": "llvm", "mcpu": self.mcpu, "opt-level": opt_level}
+            if self.is_gpu:
+                found = tvm().target.Target({"kind": "cuda", "arch": self.arch}, host=cpu)
+            else:
+                found = tvm().target.Target(cpu)
+            self._tvm[opt_level] = found
         return found
 
     @property
     def key(self) -> str:
         """What distinguishes this target's kernels in the cache."""
-        return f"{self.kind} -mcpu={self.mcpu}" + (" fast-math" if self.fast_math else "")
+        fast = " fast-math" if self.fast_math else ""
+        if self.is_gpu:
+            return f"cuda -arch={self.arch} -host={self.mcpu}{fast}"
+        return f"{self.kind} -mcpu={self.mcpu}{fast}"
 
     def __str__(self) -> str:
         return self.key

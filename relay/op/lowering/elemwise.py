@@ -88,6 +88,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from relay.ir.types import TensorType
 from relay.op.registry import LoweringCall, lowering_rule
 
@@ -172,7 +174,7 @@ def _round_bf16(x: Expr) -> Expr:
     from tvm import tirx
 
     u32 = "uint32"
-    bits = tirx.reinterpret(u32, x)
+    bits = _reinterpret(u32, x)
     lsb = (bits >> _const(16, u32)) & _const(1, u32)
     rounded = (bits + _const(0x7FFF, u32) + lsb) & _const(0xFFFF0000, u32)
     return tirx.Select(_isnan(x), x, tirx.reinterpret(_F32, rounded))
@@ -231,10 +233,22 @@ def _flatten(args: Any) -> list[Any]:
 
 
 def _llvm(name: str, *args: Expr) -> Expr:
-    """The pure LLVM intrinsic ``llvm.<name>`` on ``args`` (of the result's dtype)."""
+    """The pure LLVM intrinsic ``llvm.<name>`` on ``args`` (of the result's dtype); for a GPU
+    target (no LLVM intrinsics in CUDA C), the same function in CUDA terms: ``maximum`` and
+    ``minimum`` propagate a NaN by testing the bits, ``round`` is CUDA's ``round``/``roundf``
+    (halves away from zero, as ``llvm.round``)."""
     from tvm import tirx
 
-    return tirx.call_llvm_pure_intrin(_dt(args[0]), f"llvm.{name}", *args)
+    from relay.backend.lower import lowering_target
+
+    if lowering_target() == "llvm":
+        return tirx.call_llvm_pure_intrin(_dt(args[0]), f"llvm.{name}", *args)
+    dtype = _dt(args[0])
+    if name == "round":
+        return tirx.call_pure_extern(dtype, "roundf" if dtype == "float32" else "round", *args)
+    a, b = args
+    pick = tirx.max(a, b) if name == "maximum" else tirx.min(a, b)
+    return tirx.Select(_isnan(a), a, tirx.Select(_isnan(b), b, pick))
 
 
 def _wide(dtype: str) -> str:
@@ -242,15 +256,26 @@ def _wide(dtype: str) -> str:
     return _F32 if dtype in _NARROW else dtype
 
 
-def _float_bits(x: Expr) -> tuple[Expr, int, int]:
-    """The bits of the float32/float64 value ``x`` without the sign, and the exponent mask."""
+def _reinterpret(dtype: str, x: Expr) -> Expr:
+    """``x``'s bits as ``dtype``; a constant's folded here (TVM's CUDA C for the
+    reinterpretation of a constant takes the address of a literal, which nvcc rejects)."""
     from tvm import tirx
 
+    if isinstance(x, tirx.FloatImm | tirx.IntImm):
+        from relay.backend.runtime import numpy_dtype
+
+        value = np.array(x.value, dtype=numpy_dtype(_dt(x))).view(numpy_dtype(dtype))
+        return tirx.const(value.item(), dtype)
+    return tirx.reinterpret(dtype, x)
+
+
+def _float_bits(x: Expr) -> tuple[Expr, int, int]:
+    """The bits of the float32/float64 value ``x`` without the sign, and the exponent mask."""
     if _dt(x) == "float64":
         u64 = "uint64"
-        bits = tirx.reinterpret(u64, x) & _const(0x7FFFFFFFFFFFFFFF, u64)
+        bits = _reinterpret(u64, x) & _const(0x7FFFFFFFFFFFFFFF, u64)
         return bits, 0x7FF0000000000000, 64
-    bits = tirx.reinterpret("uint32", x) & _const(0x7FFFFFFF, "uint32")
+    bits = _reinterpret("uint32", x) & _const(0x7FFFFFFF, "uint32")
     return bits, 0x7F800000, 32
 
 
@@ -712,7 +737,7 @@ def _float_floor_mod(a: Expr, b: Expr, bind: bool = True) -> Expr:
     # copysign(0, b) on the bits (tirx.copysign is not vectorized, and the simplifier merges
     # a select between the constants 0.0 and -0.0)
     sign_bit = _const(1 << (_bits(dtype) - 1), udt)
-    signed_zero = tirx.reinterpret(dtype, tirx.reinterpret(udt, b) & sign_bit)
+    signed_zero = tirx.reinterpret(dtype, _reinterpret(udt, b) & sign_bit)
 
     def from_m(m: Expr) -> Expr:
         # (b < 0) != (m < 0) for a nonzero m (TVM cannot compare two float tests)

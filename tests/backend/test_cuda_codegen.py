@@ -1,0 +1,167 @@
+"""The CUDA target without a GPU: every operator family compiles to CUDA C and to PTX with
+nvcc, launches are checked against the device's limits, and the executable says that it
+cannot run here."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import relay
+from relay.backend import cuda
+from relay.backend.target import Target, cuda_arch
+from relay.errors import CompileError, ExecutionError
+
+pytestmark = [
+    pytest.mark.tvm,
+    pytest.mark.skipif(cuda.nvcc() is None, reason="nvcc (the CUDA toolkit) is not installed"),
+]
+
+SM90 = Target("cuda", arch="sm_90")
+
+PROGRAMS = {
+    "elementwise and broadcast": """
+def @main(%x: Tensor[(256, 384), float32], %y: Tensor[(384,), float32]) {
+  %0 = add(multiply(%x, %y), 1f);
+  (tanh(%0), sigmoid(%x), exp(negative(%0)), maximum(%x, %y), minimum(%x, 0f), round(%x),
+   clip(%x, a_min=-1f, a_max=1f), cast(%x, dtype="int32"), where(greater(%x, 0f), %x, %y),
+   transpose(%x), reshape(%x, newshape=[-1]), expand_dims(%y, axis=0))
+}""",
+    "reductions": """
+def @main(%x: Tensor[(256, 384), float32]) {
+  (sum(%x, axis=[1]), max(%x, axis=[0]), mean(%x), argmax(%x, axis=[1]), min(%x, axis=[1], keepdims=True),
+   nn.softmax(%x), nn.log_softmax(%x), logsumexp(%x, axis=[1]))
+}""",
+    "products": """
+def @main(%x: Tensor[(128, 784), float32], %w: Tensor[(784, 1024), float32], %b: Tensor[(1024,), float32],
+          %v: Tensor[(1, 784), float32], %bx: Tensor[(8, 64, 32), float32], %by: Tensor[(8, 32, 48), float32],
+          %h: Tensor[(128, 784), float16], %hw: Tensor[(784, 256), float16]) {
+  (nn.relu(add(nn.matmul(%x, %w), %b)), nn.dense(%x, %x, units=None), nn.matmul(%v, %w),
+   nn.batch_matmul(%bx, %by, transpose_b=False), nn.matmul(%h, %hw))
+}""",
+    "convolution and layout": """
+def @main(%x: Tensor[(1, 64, 56, 56), float32], %k: Tensor[(64, 64, 3, 3), float32], %b: Tensor[(64, 1, 1), float32],
+          %i: Tensor[(32,), int64], %t: Tensor[(1000, 16), float32]) {
+  (nn.relu(add(nn.conv2d(%x, %k, padding=[1, 1, 1, 1]), %b)), nn.max_pool2d(%x, pool_size=[2, 2], strides=[2, 2]),
+   take(%t, %i, axis=0), concatenate((%t, %t), axis=1), strided_slice(%t, begin=[0, 2], end=[1000, 10]))
+}""",
+}
+
+
+def entries(ptx: str) -> list[str]:
+    return re.findall(r"\.entry\s+(\w+)", ptx)
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, Any]:
+    return {name: relay.build(relay.parse(text), target=SM90) for name, text in PROGRAMS.items()}
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_every_kernel_becomes_device_code(built: dict[str, Any], name: str) -> None:
+    exe = built[name]
+    assert exe.kind == "graph" and exe.kernels
+    source, ptx = exe.cuda_source(), exe.ptx()
+    assert ".target sm_90" in ptx
+    found = entries(ptx)
+    for kernel in exe.kernels:
+        # each kernel's host function launches one or more device kernels named after it
+        assert any(e.startswith(kernel) for e in found), (kernel, found)
+        assert f"{kernel}_kernel" in source or any(
+            f" {kernel}" in line for line in source.splitlines()
+        )
+
+
+def test_the_product_is_tiled_through_shared_memory(built: dict[str, Any]) -> None:
+    source = built["products"].cuda_source()
+    assert "__shared__" in source and "__syncthreads()" in source
+
+
+def test_running_without_a_gpu_runtime_is_a_clear_error(built: dict[str, Any]) -> None:
+    exe = built["reductions"]
+    with pytest.raises(ExecutionError) as err:
+        exe(np.zeros((256, 384), np.float32))
+    assert str(err.value) == (
+        f"@main is compiled for {SM90}: running programs on a GPU is not built yet "
+        "(.cuda_source() and .ptx() show its kernels)"
+    )
+
+
+def test_the_target_names_its_architecture_and_host() -> None:
+    assert SM90.key.startswith("cuda -arch=sm_90 -host=")
+    assert SM90.is_gpu and not Target("llvm").is_gpu
+    assert Target("cuda", arch="sm_80").key != SM90.key  # kernels are cached per architecture
+
+
+def test_target_errors() -> None:
+    with pytest.raises(
+        CompileError, match=r"invalid CUDA architecture 'ampere' \(expected e\.g\. 'sm_90'\)"
+    ):
+        Target("cuda", arch="ampere")
+    with pytest.raises(CompileError, match="arch is a CUDA target's setting"):
+        Target("llvm", arch="sm_90")
+    with pytest.raises(CompileError, match=r"unknown target 'rocm' \(known: 'llvm', 'cuda'\)"):
+        Target("rocm")
+    if cuda_arch() is None:
+        with pytest.raises(CompileError) as err:
+            Target("cuda")
+        assert str(err.value) == (
+            "no CUDA device here to take the architecture from: name it, as in "
+            "relay.Target('cuda', arch='sm_90')"
+        )
+
+
+def test_a_program_with_control_flow_is_refused_for_now() -> None:
+    mod = relay.parse(
+        "def @main(%x: Tensor[(4,), float32], %c: bool) { if (%c) { tanh(%x) } else { %x } }"
+    )
+    with pytest.raises(CompileError, match="the CUDA target compiles dataflow programs only"):
+        relay.build(mod, target=SM90)
+
+
+def _bound(tag: str, extent: int, shared: bool = False) -> Any:
+    """``b = a + 1`` over ``extent`` floats, its loop bound to ``tag``; with ``shared``,
+    ``a`` read through a copy in shared memory (the whole of it)."""
+    from relay.backend.runtime import tvm
+
+    te = tvm().te
+    a = te.placeholder((extent,), "float32", name="a")
+    b = te.compute((extent,), lambda i: a[i] + 1.0, name="b")
+    sch = tvm().s_tir.Schedule(te.create_prim_func([a, b]))
+    block = sch.get_sblock("b")
+    if shared:
+        sch.cache_read(block, 0, "shared")
+    sch.bind(sch.get_loops(block)[0], tag)
+    return sch.mod["main"]
+
+
+def test_launches_past_the_device_limits_are_compile_errors() -> None:
+    cuda.check_launch("ok", _bound("threadIdx.x", 1024))
+    with pytest.raises(CompileError) as err:
+        cuda.check_launch("k", _bound("threadIdx.x", 2048))
+    assert str(err.value) == "kernel k: threadIdx.x extent 2048 is past the device limit 1024"
+    with pytest.raises(CompileError) as err:
+        cuda.check_launch("k", _bound("threadIdx.z", 128))
+    assert str(err.value) == "kernel k: threadIdx.z extent 128 is past the device limit 64"
+    with pytest.raises(CompileError) as err:
+        cuda.check_launch("k", _bound("blockIdx.x", 20000, shared=True))
+    assert str(err.value) == (
+        "kernel k: 80000 bytes of shared memory, past the 49152 a launch may have without opting in"
+    )
+
+
+def test_nvcc_errors_are_reported() -> None:
+    with pytest.raises(CompileError, match="nvcc failed on the generated CUDA code"):
+        cuda.compile_ptx("this is not CUDA", "sm_90")
+
+
+def test_saving_a_gpu_executable_is_refused_for_now(built: dict[str, Any], tmp_path: Any) -> None:
+    with pytest.raises(CompileError) as err:
+        built["reductions"].save(tmp_path / "gpu.zip")
+    assert str(err.value) == (
+        f"@main is compiled for {SM90}: saving GPU executables is not built yet"
+    )
+    assert not (tmp_path / "gpu.zip").exists()
