@@ -47,13 +47,9 @@ def generalize(before: Sequence[Type], now: Sequence[Type]) -> tuple[Type, ...] 
         if a == b:
             out.append(a)
             continue
-        if not (
-            isinstance(a, TensorType)
-            and isinstance(b, TensorType)
-            and a.dtype == b.dtype
-            and len(a.shape) == len(b.shape)
-        ):
+        if not _alike(a, b):
             return None
+        assert isinstance(a, TensorType) and isinstance(b, TensorType)
         dims: list[object] = []
         for da, db in zip(a.shape, b.shape, strict=True):
             if not isinstance(db, int):
@@ -80,6 +76,17 @@ def generalize(before: Sequence[Type], now: Sequence[Type]) -> tuple[Type, ...] 
     return tuple(out) if changed else None
 
 
+def _alike(a: Type, b: Type) -> bool:
+    """Whether ``a`` and ``b`` are tensors of one dtype and rank (which may differ in
+    their dimensions only)."""
+    return (
+        isinstance(a, TensorType)
+        and isinstance(b, TensorType)
+        and a.dtype == b.dtype
+        and len(a.shape) == len(b.shape)
+    )
+
+
 def fits(pattern: Sequence[Type], types: Sequence[Type]) -> bool:
     """Whether ``types`` (static) are an instance of ``pattern``: equal but for the shape
     variables, each of which takes one size throughout."""
@@ -87,13 +94,9 @@ def fits(pattern: Sequence[Type], types: Sequence[Type]) -> bool:
     for p, t in zip(pattern, types, strict=True):
         if p == t:
             continue
-        if not (
-            isinstance(p, TensorType)
-            and isinstance(t, TensorType)
-            and p.dtype == t.dtype
-            and len(p.shape) == len(t.shape)
-        ):
+        if not _alike(p, t):
             return False
+        assert isinstance(p, TensorType) and isinstance(t, TensorType)
         for dp, dt in zip(p.shape, t.shape, strict=True):
             if isinstance(dp, TypeVar):
                 if not isinstance(dt, int) or value_of.setdefault(id(dp), dt) != dt:
