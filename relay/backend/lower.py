@@ -463,10 +463,14 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
     kept = [(m, s) for (_, m, s), f in zip(checks, flags, strict=True) if f is not None]
     flags = [f for f in flags if f is not None]
     sizes = symbols.tir if symbols is not None else []
-    prim = te.create_prim_func(
-        [*placeholders, *const_phs, *out_tensors, *flags, *sizes],
-        index_dtype_override="int64" if sizes else None,  # one index type with the sizes'
-    )
+    try:
+        prim = te.create_prim_func(
+            [*placeholders, *const_phs, *out_tensors, *flags, *sizes],
+            index_dtype_override="int64" if sizes else None,  # one index type with the sizes'
+        )
+    except Exception as err:  # (TVM's int64 rewrite of a kernel of symbolic sizes can fail)
+        lines = str(err).strip().splitlines() or [""]
+        raise CompileError(f"cannot make a kernel of {', '.join(op_names)}: {lines[-1]}") from err
     inputs.extend(TensorType(tuple(c.shape), str(c.dtype)) for c in constants)
     return LoweredFunc(
         prim_func=prim,
