@@ -144,7 +144,6 @@ def check_launch(name: str, func: Any) -> None:
     tirx = tvm().tirx
     sblock = tvm().s_tir.SBlock
     shared = 0
-    after_passes = False
 
     def walk(stmt: Any, bound: dict[str, int]) -> None:
         # ``bound``: the thread extents of the enclosing loops, by tag (a loop nested in
@@ -173,7 +172,7 @@ def check_launch(name: str, func: Any) -> None:
             for buf in stmt.alloc_buffers:
                 if str(buf.scope()) == "shared":
                     shared += _static_bytes(buf)
-                elif str(buf.scope()) == "global" and after_passes:
+                elif str(buf.scope()) == "global":
                     raise ValueError(
                         f"the schedule keeps {buf.name} in global memory, which a CUDA kernel "
                         "cannot allocate"
@@ -187,10 +186,9 @@ def check_launch(name: str, func: Any) -> None:
             if isinstance(child, tirx.Stmt):
                 walk(child, bound)
 
-    walk(func.body, {})
-    shared = 0
-    # shared buffers as the lowering will allocate them: each at the block that uses it,
-    # shrunk to the region it touches (before these passes they have the whole shape)
+    # walked as the lowering will see it: each buffer allocated at the block that uses it,
+    # shrunk to the region it touches (before these passes they have the whole shape); the
+    # passes keep the thread bindings
     st = tvm().s_tir.transform
     passes = [
         st.LowerCrossThreadReduction(),
@@ -202,7 +200,6 @@ def check_launch(name: str, func: Any) -> None:
     mod = tvm().IRModule({"main": func})
     for p in passes:
         mod = p(mod)
-    after_passes = True
     walk(mod["main"].body, {})
     if shared > MAX_STATIC_SHARED_BYTES:
         raise CompileError(
