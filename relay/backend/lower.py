@@ -504,7 +504,10 @@ def _check_flag(te: Any, violated: Any, index: int) -> Any:
     if not shape:
         return te.compute((1,), lambda _: flag(), name=f"check{index}")
     axes = [te.reduce_axis((0, d), name=f"c{k}") for k, d in enumerate(shape)]
-    return te.compute((1,), lambda _: te.max(flag(*axes), axis=axes), name=f"check{index}")
+    # the identity is 0, not te.max's lowest int32: over a symbolic extent of 0 the flag
+    # must stay clear
+    any_set = te.comm_reducer(lambda a, b: tirx.max(a, b), lambda t: tirx.const(0, t))
+    return te.compute((1,), lambda _: any_set(flag(*axes), axis=axes), name=f"check{index}")
 
 
 def _copy(te: Any, t: Any, name: str) -> Any:

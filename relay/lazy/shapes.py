@@ -68,7 +68,8 @@ def generalize(before: Sequence[Type], now: Sequence[Type]) -> tuple[Type, ...] 
                 key = (da, db)
             var = made.get(key)
             if var is None:
-                var = made[key] = TypeVar(f"d{len(made)}", Kind.SHAPE)
+                # numbered past the variables ``before`` has, so that no two share a name
+                var = made[key] = TypeVar(f"d{len(made) + len(variables(before))}", Kind.SHAPE)
                 value_of[id(var)] = db
             dims.append(var)
             changed = True

@@ -247,3 +247,19 @@ def test_results_of_every_size_stay_valid_while_instances_share_memory(mlp: Any)
             np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
     arenas = {id(inst._storage[0].base) for inst in mlp.graph._instances.values() if inst._storage}
     assert len(arenas) < 4  # fewer arenas than the 4 sizes: instances share them
+
+
+def test_run_time_checks_pass_at_size_zero() -> None:
+    """A kernel's run-time check reduces over a symbolic extent: with none, it is clear."""
+    div = relay.build(
+        relay.parse(
+            "def @main[n: Shape](%x: Tensor[(n,), int32], %y: Tensor[(n,), int32]) "
+            "{ floor_divide(%x, %y) }"
+        )
+    )
+    assert isinstance(div.graph, SymbolicGraphExecutor)
+    empty = np.zeros(0, np.int32)
+    assert div(empty, empty).shape == (0,)
+    np.testing.assert_array_equal(div(np.array([7], np.int32), np.array([2], np.int32)), [3])
+    with pytest.raises(relay.ExecutionError, match="integer division by zero"):
+        div(np.array([7], np.int32), np.array([0], np.int32))

@@ -208,3 +208,13 @@ def test_the_benchmark_training_loop_compiles_nothing_for_new_batch_sizes() -> N
     for (w, b), (w0, b0) in zip(lazy, params, strict=True):
         np.testing.assert_allclose(w.numpy(), w0, rtol=1e-3, atol=1e-4)
         np.testing.assert_allclose(b.numpy(), b0, rtol=1e-3, atol=1e-4)
+
+
+def test_a_second_generalization_names_its_variables_apart() -> None:
+    clear_cache()
+    for shape in [(128, 10), (104, 10), (104, 20)]:
+        x = lz.asarray(np.ones(shape, np.float32))
+        (np.tanh(x) + x.sum(axis=1, keepdims=True)).numpy()
+    assert lz.explain_recompiles()[-1].endswith(
+        "compiled for every size of d0, d1 (input 0: Tensor[(d0, d1), float32])"
+    )
