@@ -518,21 +518,16 @@ def _build_gpu(
     """A program compiled for a GPU: its dataflow planned as for the graph executor and
     its kernels compiled to device code (docs/backend.md, "The CUDA target"). Running it is
     not built yet: the executable holds the plan and the library."""
-    from relay.backend.compiler import compile_functions
-    from relay.backend.graph_executor import plan_function
+    from relay.backend.graph_executor import compile_plan
 
     optimized = optimize(typed, gv, opt_level)
     gv = optimized.get_global_var(gv.name_hint)
     try:
-        plan, prims = plan_function(optimized.functions[gv])
+        plan, library = compile_plan(optimized.functions[gv], target)
     except NotDataflow as why:
         raise CompileError(
             f"{name}: the CUDA target compiles dataflow programs only for now; it has {why}"
         ) from None
-    library, symbols = compile_functions(prims, target)
-    for step in plan.steps:
-        if not step.is_alias:
-            step.kernel = symbols[int(step.kernel)]
     exe = Executable(optimized, gv, target, None, name)
     exe.device_plan = plan
     exe.device_library = library

@@ -635,18 +635,25 @@ def _convert(a: Any, shape: tuple[int, ...], dtype: np.dtype[Any], what: str) ->
 
 def build_graph(func: Function, target: Target) -> GraphExecutor | SymbolicGraphExecutor:
     """Plan, compile and load a fused dataflow function (raises :class:`NotDataflow`)."""
+    return executor(*compile_plan(func, target))
+
+
+def compile_plan(func: Function, target: Target) -> tuple[GraphPlan, KernelLibrary]:
+    """The plan of a fused dataflow function and the library of its kernels, compiled for
+    ``target``, each step naming its kernel's symbol (raises :class:`NotDataflow`; a
+    kernel of symbolic sizes that cannot be compiled is NotDataflow too: the VM
+    specializes such a function per shape)."""
     plan, prims = plan_function(func)
-    if plan.shape_vars:
-        try:
-            library, symbols = compile_functions(prims, target)
-        except CompileError as err:  # a rule that needs sizes: the VM specializes instead
-            raise NotDataflow(f"a kernel that needs static sizes ({err.message})") from None
-    else:
+    try:
         library, symbols = compile_functions(prims, target)
+    except CompileError as err:
+        if not plan.shape_vars:
+            raise
+        raise NotDataflow(f"a kernel that needs static sizes ({err.message})") from None
     for step in plan.steps:
         if not step.is_alias:
             step.kernel = symbols[int(step.kernel)]
-    return executor(plan, library)
+    return plan, library
 
 
 def executor(plan: GraphPlan, library: KernelLibrary) -> GraphExecutor | SymbolicGraphExecutor:
