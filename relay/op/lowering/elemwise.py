@@ -52,10 +52,14 @@ TVM 0.27's code generation) differ:
   them always; other dtypes are exact (``tirx.exp``, libm's ``tanh``: TVM's own LLVM
   ``tanh`` is ``(1 - exp(-2x)) / (1 + exp(-2x))``, relative error 1e-4 near 0). ``fast_exp_f32``
   is Cephes' ``expf`` (``topi.fast_exp``'s polynomial) with ``ln 2`` split in two for the
-  reduction and ``2**n`` applied as two factors, so that it covers the whole float32 range:
-  ``topi.fast_exp`` returns inf from x = 88.38 (exp is finite up to 88.72) and 0 below
-  -87.3 (flushing the subnormal results). ``fast_tanh_f32`` is ``topi.fast_tanh`` (Eigen's
-  rational function on [-9, 9]) bounded by +-1. ``sigmoid`` is computed as the reference,
+  reduction and ``2**n`` applied by ``llvm.ldexp`` (one AVX-512 ``vscalefps``, which rounds a
+  subnormal result once; CUDA C multiplies by two normal factors), so that it covers the
+  whole float32 range: ``topi.fast_exp`` returns inf from x = 88.38 (exp is finite up to
+  88.72) and 0 below -87.3 (flushing the subnormal results). ``fast_tanh_f32`` is
+  ``topi.fast_tanh`` (Eigen's rational function on [-9, 9]) bounded by +-1. Both clamp their
+  argument with selects that keep a NaN (``_clamp_keep_nan``), so NaN passes through
+  without a test of its own: on ew_chain (two ``exp``, a ``tanh``) the loop went from 88 to
+  66 vector instructions per 16 elements, 2.36 -> 2.10 ms in a same-process A/B. ``sigmoid`` is computed as the reference,
   ``e = exp(-|x|)``, ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below: it never
   overflows, and keeps the tiny results below -88 that ``1 / (1 + exp(-x))`` loses. NaN
   passes through all three. Measured against float64 numpy over 10**6 points
@@ -453,6 +457,33 @@ def _pow2(n: Expr) -> Expr:
     return tirx.reinterpret(_F32, (n + _const(127, "int32")) << _const(23, "int32"))
 
 
+def _ldexp(x: Expr, n: Expr) -> Expr:
+    """``x * 2.0 ** n`` for float32 ``x`` and an int32 ``n`` in [-150, 128], rounded once
+    (subnormal results included). For LLVM it is ``llvm.ldexp``, one ``vscalefps`` with
+    AVX-512 (an inline sequence of integer operations without); for CUDA C, ``2 ** n`` as
+    two normal factors ``2 ** (n // 2) * 2 ** (n - n // 2)``."""
+    from tvm import tirx
+
+    from relay.backend.lower import lowering_target
+
+    if lowering_target() == "llvm":
+        return tirx.call_llvm_pure_intrin(_F32, "llvm.ldexp", x, n)
+    half = n >> _const(1, "int32")
+    return x * _pow2(half) * _pow2(n - half)
+
+
+def _clamp_keep_nan(x: Expr, lo: float, hi: float) -> Expr:
+    """``x`` clamped to ``[lo, hi]`` (float32 constants), a NaN ``x`` left NaN: each bound is
+    a select that keeps ``x`` when the comparison fails, which LLVM emits as one
+    ``vminps``/``vmaxps`` with ``x`` as the operand x86 returns for a NaN (``tirx.min``'s
+    order returns the bound, so a NaN needed a test of its own)."""
+    from tvm import tirx
+
+    top, bottom = _const(hi, _F32), _const(lo, _F32)
+    below = tirx.Select(top < x, top, x)
+    return tirx.Select(below < bottom, bottom, below)
+
+
 def fast_exp_f32(x: Expr, bind: bool = True) -> Expr:
     """An approximation of ``exp`` of the float32 value ``x`` (relative error below 1e-7
     where the result is a normal float32; inf above log(FLT_MAX), subnormals and 0 below, NaN
@@ -462,15 +493,12 @@ def fast_exp_f32(x: Expr, bind: bool = True) -> Expr:
     f32 = _F32
 
     def from_x(xv: Expr) -> Expr:
-        xc = tirx.max(tirx.min(xv, _const(_EXP_HI, f32)), _const(_EXP_LO, f32))
+        xc = _clamp_keep_nan(xv, _EXP_LO, _EXP_HI)
         n = tirx.floor(xc * _const(_LOG2E, f32) + _const(0.5, f32))  # round(x / ln 2)
         # r = x - n ln 2 in two steps (the first product is exact)
         r = xc - n * _const(_LN2_HI, f32) - n * _const(_LN2_LO, f32)
         poly = _horner(r, _EXP_POLY) * r * r + r + _const(1.0, f32)
-        # 2**n with n in [-150, 128] as two factors 2**(n//2) * 2**(n - n//2), each normal
-        ni = tirx.Cast("int32", n)
-        half = ni >> _const(1, "int32")
-        return tirx.Select(_isnan(xv), xv, poly * _pow2(half) * _pow2(ni - half))
+        return _ldexp(poly, tirx.Cast("int32", n))  # (n in [-150, 128])
 
     return _let("x", x, from_x, bind)
 
@@ -478,17 +506,13 @@ def fast_exp_f32(x: Expr, bind: bool = True) -> Expr:
 def fast_tanh_f32(x: Expr, bind: bool = True) -> Expr:
     """``topi.fast_tanh``'s approximation of ``tanh`` of the float32 value ``x`` (absolute
     error below 3e-7), never beyond +-1, NaN kept. ``bind``: see _let."""
-    from tvm import tirx
-
-    f32 = _F32
-    one = _const(1.0, f32)
 
     def from_x(xv: Expr) -> Expr:
-        xc = tirx.max(tirx.min(xv, _const(_TANH_CLAMP, f32)), _const(-_TANH_CLAMP, f32))
+        xc = _clamp_keep_nan(xv, -_TANH_CLAMP, _TANH_CLAMP)
         x2 = xc * xc
         ratio = _horner(x2, _TANH_ALPHA) * xc / _horner(x2, _TANH_BETA)
         # the rational function overshoots 1 by up to 2 ulp near the clamp
-        return tirx.Select(_isnan(xv), xv, tirx.max(tirx.min(ratio, one), -one))
+        return _clamp_keep_nan(ratio, -1.0, 1.0)
 
     return _let("x", x, from_x, bind)
 

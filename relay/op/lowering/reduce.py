@@ -40,11 +40,8 @@ say otherwise:
 * ``logsumexp`` is ``m + log(sum(exp(x - m)))`` with ``m`` the nan-propagating maximum
   (a first reduction stage), and the result is ``m`` itself where ``m`` is not finite (all
   -inf gives -inf, any nan gives nan, +inf gives +inf: what the reference's ``shift`` of 0
-  gives). With ``fast_math`` and a float32 computation the exponential is the polynomial of
-  ``topi.fast_exp`` (``src/topi/elemwise.cc``/``include/tvm/topi/elemwise.h``
-  ``fast_exp_float32``) written as an expression, its argument clamped to its range on both
-  sides; where ``m`` is finite every argument is <= 0 and the terms below ``exp(-88.38)``
-  are negligible next to the ``exp(0) = 1`` of the maximum.
+  gives). With ``fast_math`` and a float32 computation the exponential is the elementwise
+  ``exp``'s approximation (:func:`relay.op.lowering.elemwise.fast_exp_f32`).
 
 The custom reducers (nan-propagating float max/min, argmax/argmin, bool or/and) are not in
 TVM's ``ReducerRegistry``, so a schedule cannot ``rfactor`` them (``te.sum``, integer
@@ -59,6 +56,7 @@ from typing import Any
 
 from relay.ir.types import TensorType
 from relay.op.lowering.common import out as _out, static as _static
+from relay.op.lowering.elemwise import exp_expr
 from relay.op.reduce import _axis_attr, reduce_axes
 from relay.op.registry import LoweringCall, lowering_rule
 from relay.op.transform import collapse_sum_axes
@@ -446,26 +444,6 @@ def _lower_variance(call: LoweringCall) -> Any:
 # ---- logsumexp ----------------------------------------------------------------------------------
 
 
-def _fast_exp(z: Any) -> Any:
-    """``exp(z)`` for float32 ``z``: topi's ``fast_exp_float32`` polynomial, the argument
-    clamped to ``[-88.38, 88.38]`` (a nan argument, which occurs only where logsumexp's result
-    is the maximum itself, gives a value that is not used)."""
-    from tvm import tirx
-
-    def f32(v: float) -> Any:
-        return _const(v, "float32")
-
-    x = tirx.max(tirx.min(z, f32(88.3762626647950)), f32(-88.3762626647949))
-    n = tirx.floor(x * f32(1.44269504088896341) + f32(0.5))
-    f = x - n * f32(0.6931471805599453)
-    p = f32(1.9875691500e-4)
-    for c in (1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1):
-        p = p * f + f32(c)
-    y = p * f * f + f + f32(1.0)
-    two_n = tirx.reinterpret("float32", tirx.Cast("int32", n + f32(127.0)) << 23)
-    return two_n * y
-
-
 @lowering_rule("logsumexp")
 def _lower_logsumexp(call: LoweringCall) -> Any:
     from tvm import tirx
@@ -477,7 +455,9 @@ def _lower_logsumexp(call: LoweringCall) -> Any:
     dtype = str(x.dtype)
     wide = _wide(dtype)
     fast = call.fast_math and wide == "float32"
-    exp: Callable[[Any], Any] = _fast_exp if fast else tirx.exp
+
+    def exp(z: Any) -> Any:
+        return exp_expr(z, fast, bind=False)
 
     def value(i: list[Any], o: Sequence[Any]) -> Any:
         return _cast(wide, x(*i), dtype)
