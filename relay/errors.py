@@ -95,6 +95,11 @@ class ExecutionError(RelayError):
     """A failure while running a program, e.g. no clause of a ``match?`` applies."""
 
 
+class VTAError(RelayError):
+    """An invalid VTA instruction, stream or run (``relay.backend.vta``), e.g.
+    ``instruction 5 (GEMM): uop 3 (i=0, j=1): acc row 2048 outside the accumulator (depth 2048)``."""
+
+
 __all__ = [
     "CompileError",
     "ExecutionError",
@@ -102,4 +107,5 @@ __all__ = [
     "ParseError",
     "RelayError",
     "TypeCheckError",
+    "VTAError",
 ]

@@ -336,6 +336,11 @@ class Executable:
                 f"{self.name} is compiled for {self.target}: saving GPU executables is not "
                 "built yet"
             )
+        if self.target.kind == "vta":
+            raise CompileError(
+                f"{self.name} is compiled for {self.target}: saving VTA executables is not "
+                "built yet (relay.build makes one in well under a second)"
+            )
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
             meta: dict[str, Any] = {
@@ -457,7 +462,12 @@ def build(
     assert isinstance(typed, Module)
     if tgt.is_gpu:
         return _build_gpu(typed, gv, tgt, name, opt_level)
-    key = _program_key(typed, gv, tgt, opt_level)
+    if tgt.kind == "vta":  # VTA's layers are made of quantized layers: before optimizing
+        from relay.backend.vta.partition import partition_for_vta
+
+        typed = partition_for_vta(typed)
+    # (a VTA program's layers are made fresh each time: not from the program cache)
+    key = None if tgt.kind == "vta" else _program_key(typed, gv, tgt, opt_level)
     if key is not None:
         cached = _cached_program(key, typed, gv, tgt, name, opt_level)
         if cached is not None:

@@ -226,6 +226,10 @@ def compile_functions(funcs: Sequence[Function], target: Target) -> tuple[Kernel
     result names the kernel of each function, in order (equal functions share one)."""
     from relay.backend.cache import kernel_cache
 
+    if target.kind == "vta":  # VTA layers for the VTA operators, the rest for the host
+        from relay.backend.vta.build import compile_functions as compile_vta
+
+        return compile_vta(funcs, target)
     texts: list[str] = []
     unique: dict[str, int] = {}
     names: list[str] = []

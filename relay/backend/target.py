@@ -69,7 +69,7 @@ def host_cpu() -> str:
     return cpu_model(vendor, flags)
 
 
-KINDS = ("llvm", "cuda")
+KINDS = ("llvm", "cuda", "vta")
 """The target kinds relay compiles for."""
 
 
@@ -92,7 +92,8 @@ def cuda_arch() -> str | None:
 class Target:
     """Where compiled code runs: ``Target("llvm")`` (this CPU, model from its features) or
     ``Target("llvm", mcpu="skylake-avx512")``, or a GPU: ``Target("cuda")`` (the device's
-    architecture) or ``Target("cuda", arch="sm_90")``; ``fast_math`` (default: the
+    architecture) or ``Target("cuda", arch="sm_90")``, or ``Target("vta")`` (quantized layers
+    on the simulated VTA accelerator, the rest on this CPU; docs/vta.md); ``fast_math`` (default: the
     ``RELAY_FAST_MATH`` flag, on) lets exp, tanh and sigmoid of float32 use polynomial
     approximations (relative error below 1e-6, see docs/backend.md)."""
 
@@ -105,7 +106,7 @@ class Target:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise CompileError(f"unknown target {self.kind!r} (known: 'llvm', 'cuda')")
+            raise CompileError(f"unknown target {self.kind!r} (known: 'llvm', 'cuda', 'vta')")
         if self.kind == "cuda":
             arch = self.arch or cuda_arch()
             if arch is None:
@@ -138,6 +139,14 @@ class Target:
         """Whether kernels run on a GPU (their host code on this CPU)."""
         return self.kind == "cuda"
 
+    @property
+    def host(self) -> Target:
+        """The CPU target of the code that does not run on the device (for ``llvm``, the
+        target itself)."""
+        if self.kind == "llvm":
+            return self
+        return Target("llvm", mcpu=self.mcpu, fast_math=self.fast_math)
+
     def tvm_target(self, opt_level: int = 3) -> Any:
         """The ``tvm.target.Target``, with LLVM's optimization level for the CPU code (built
         once each); a CUDA target's host is this CPU."""
@@ -159,6 +168,8 @@ class Target:
         fast = " fast-math" if self.fast_math else ""
         if self.is_gpu:
             return f"cuda -arch={self.arch} -host={self.mcpu}{fast}"
+        if self.kind == "vta":
+            return f"vta -host={self.mcpu}{fast}"
         return f"{self.kind} -mcpu={self.mcpu}{fast}"
 
     def __str__(self) -> str:

@@ -8,6 +8,7 @@ from relay.op import (  # noqa: F401
     reduce as _reduce,
     tensor as _tensor,
     transform as _transform,
+    vta as _vta,
 )
 from relay.op.registry import (
     AttrField,

@@ -22,6 +22,8 @@ NON_DIFFERENTIABLE = {
     "logical_xor": "its result is bool",
     "not_equal": "its result is a bool comparison",
     "shape_of": "its result is the integer shape of its input",
+    "vta.conv2d": "it computes on integers",
+    "vta.dense": "it computes on integers",
 }
 
 
