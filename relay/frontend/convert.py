@@ -754,11 +754,18 @@ class FunctionConverter:
             fold = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_}
             if type(node.op) in fold:
                 return Py(fold[type(node.op)](operand.value))  # type: ignore[operator]
+            if isinstance(node.op, ast.Invert) and type(operand.value) is int:
+                return Py(~operand.value)  # a bool goes on: ~ of a bool tensor is not
         if isinstance(node.op, ast.UAdd):
             return operand
-        op = {ast.USub: "negative", ast.Not: "logical_not", ast.Invert: "logical_not"}[
+        op = {ast.USub: "negative", ast.Not: "logical_not", ast.Invert: "bitwise_not"}[
             type(node.op)
         ]
+        if op == "bitwise_not":
+            x = self.materialize(operand, node)
+            if x.tensor is not None and x.tensor.dtype == "bool":
+                op = pyops.BOOL_SPELLINGS[op]
+            return self.op(op, [x], {}, node)
         return self.op(op, [operand], {}, node)
 
     def compare(self, node: ast.Compare, env: dict[str, _Any]) -> Val:
@@ -860,7 +867,8 @@ class FunctionConverter:
             if fold is not None:
                 try:
                     return Py(fold(a.value, b.value))
-                except (ZeroDivisionError, OverflowError) as err:
+                except (ZeroDivisionError, OverflowError, ValueError, TypeError) as err:
+                    # ValueError: a negative shift count; TypeError: a bitwise op of a float
                     raise self.error(f"{err}", node) from None
         for v in (a, b):
             if isinstance(v, TupleVal) or (isinstance(v, Ex) and isinstance(v.ty, TupleType)):
@@ -870,6 +878,10 @@ class FunctionConverter:
         x, y = self.coerce(a, b, node, true_division=op == "divide")
         if op == "matmul":
             return self.matmul(x, y, node)
+        if op in pyops.BOOL_SPELLINGS and all(
+            v.tensor is not None and v.tensor.dtype == "bool" for v in (x, y)
+        ):
+            op = pyops.BOOL_SPELLINGS[op]
         out = self.op(op, [x, y], {}, node)
         if _is_weak(a) and _is_weak(b) and op not in _NOT_WEAK:
             return Ex(out.expr, out.ty, True)
@@ -1303,6 +1315,11 @@ _PY_BINARY: dict[str, Callable[[_Any, _Any], _Any]] = {
     "logical_and": lambda a, b: bool(a) and bool(b),
     "logical_or": lambda a, b: bool(a) or bool(b),
     "logical_xor": lambda a, b: bool(a) != bool(b),
+    "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_,
+    "bitwise_xor": operator.xor,
+    "left_shift": operator.lshift,
+    "right_shift": operator.rshift,
     "maximum": max,
     "minimum": min,
 }

@@ -20,6 +20,7 @@ import numpy as np
 
 __all__ = [
     "BINARY_OPS",
+    "BOOL_SPELLINGS",
     "COMPARE_OPS",
     "FLOAT_RESULTS",
     "NUMPY_BINARY",
@@ -37,12 +38,25 @@ BINARY_OPS: dict[type[ast.operator], str] = {
     ast.FloorDiv: "floor_divide",
     ast.Mod: "floor_mod",
     ast.Pow: "power",
-    ast.BitAnd: "logical_and",
-    ast.BitOr: "logical_or",
-    ast.BitXor: "logical_xor",
+    ast.BitAnd: "bitwise_and",
+    ast.BitOr: "bitwise_or",
+    ast.BitXor: "bitwise_xor",
+    ast.LShift: "left_shift",
+    ast.RShift: "right_shift",
     ast.MatMult: "matmul",
 }
-"""Python binary operators (``%`` is Python's modulo, whose sign follows the divisor)."""
+"""Python binary operators (``%`` is Python's modulo, whose sign follows the divisor; ``&``,
+``|`` and ``^`` of bools are the logical operators, see :data:`BOOL_SPELLINGS`)."""
+
+BOOL_SPELLINGS: dict[str, str] = {
+    "bitwise_and": "logical_and",
+    "bitwise_or": "logical_or",
+    "bitwise_xor": "logical_xor",
+    "bitwise_not": "logical_not",
+}
+"""The bitwise operators applied to bool tensors, as the logical operators they equal there
+(the spelling the rest of the compiler knows best for bools: e.g. the VM evaluates a loop's
+logical conditions in Python)."""
 
 COMPARE_OPS: dict[type[ast.cmpop], str] = {
     ast.Eq: "equal",
@@ -72,6 +86,7 @@ NUMPY_UNARY: dict[object, str] = {
     np.isnan: "isnan",
     np.isfinite: "isfinite",
     np.logical_not: "logical_not",
+    np.invert: "bitwise_not",  # also np.bitwise_not and np.bitwise_invert
     np.copy: "copy",
 }
 
@@ -99,6 +114,11 @@ NUMPY_BINARY: dict[object, str] = {
     np.logical_and: "logical_and",
     np.logical_or: "logical_or",
     np.logical_xor: "logical_xor",
+    np.bitwise_and: "bitwise_and",
+    np.bitwise_or: "bitwise_or",
+    np.bitwise_xor: "bitwise_xor",
+    np.left_shift: "left_shift",  # also np.bitwise_left_shift
+    np.right_shift: "right_shift",  # also np.bitwise_right_shift
     np.matmul: "matmul",
     np.dot: "matmul",
 }

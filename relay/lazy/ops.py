@@ -8,7 +8,7 @@ numpy. A Python number becomes a data parameter of the trace, not a constant, so
 learning rate or step size reuses the compiled trace.
 
 What relay has no operator for (or what numpy does with arguments relay does not take:
-``out=`` into a numpy array, ``where=``, bitwise operations on integers, boolean masks)
+``out=`` into a numpy array, ``where=``, boolean masks)
 *falls back*: the tensors it reads are computed (a barrier), numpy runs on their values
 and the result is a new lazy tensor holding numpy's result. Every fallback is counted in
 ``relay.lazy.metrics().fallbacks`` by name, and warns when
@@ -288,7 +288,7 @@ def ufunc(uf: Any, *operands: Any, bitwise: bool = False) -> Any:
         if constant is not None:
             return constant
     if bitwise and not all(d == _BOOL for d in dtypes):  # & | ^ of integers
-        return fallback(_BITWISE[uf], operands, {})
+        return ufunc(_BITWISE[uf], *operands)
     loop = _loop(uf, dtypes)
     if name is None or loop is None or not _supported(*loop):
         return fallback(uf, operands, {})

@@ -217,9 +217,21 @@ class Tensor:
     def __rxor__(self, other: Any) -> Any:
         return ops.ufunc(np.logical_xor, other, self, bitwise=True)
 
+    def __lshift__(self, other: Any) -> Any:
+        return ops.ufunc(np.left_shift, self, other)
+
+    def __rlshift__(self, other: Any) -> Any:
+        return ops.ufunc(np.left_shift, other, self)
+
+    def __rshift__(self, other: Any) -> Any:
+        return ops.ufunc(np.right_shift, self, other)
+
+    def __rrshift__(self, other: Any) -> Any:
+        return ops.ufunc(np.right_shift, other, self)
+
     def __invert__(self) -> Any:
         if self.dtype != np.bool_:
-            return ops.fallback(np.invert, (self,), {})
+            return ops.ufunc(np.invert, self)
         return ops.ufunc(np.logical_not, self)
 
     def __neg__(self) -> Any:
@@ -282,6 +294,12 @@ class Tensor:
 
     def __ixor__(self, other: Any) -> Tensor:
         return ops.assign(self, ops.ufunc(np.logical_xor, self, other, bitwise=True))
+
+    def __ilshift__(self, other: Any) -> Tensor:
+        return ops.assign(self, ops.ufunc(np.left_shift, self, other))
+
+    def __irshift__(self, other: Any) -> Tensor:
+        return ops.assign(self, ops.ufunc(np.right_shift, self, other))
 
     def __imatmul__(self, other: Any) -> Tensor:
         return ops.assign(self, ops.matmul(self, other))

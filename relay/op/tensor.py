@@ -1,10 +1,16 @@
-"""Elementwise arithmetic, comparison and logical operators with numpy broadcasting.
+"""Elementwise arithmetic, comparison, logical and bitwise operators with numpy broadcasting.
 
 Integer ``divide`` and ``mod`` truncate toward zero (C semantics, as TVM's
 ``truncdiv``/``truncmod``); ``floor_divide`` and ``floor_mod`` round toward
 negative infinity. Integer division by zero raises ``ZeroDivisionError``
 (the interpreter reports it as an ``ExecutionError`` at the call's span)
 rather than producing numpy's silent zero.
+
+The bitwise operators are numpy's (2.x) on integers: ``bitwise_and``/``or``/``xor``/``not``
+also take bool (bool in, bool out, as numpy's bool loops); the shifts take integers only.
+numpy reads a shift count as unsigned, so a count that is negative or at least the bit
+width shifts every bit out: ``left_shift`` gives 0, ``right_shift`` gives -1 for a negative
+signed ``x`` and 0 otherwise. ``left_shift`` wraps around (int8 ``100 << 1`` is -56).
 """
 
 from __future__ import annotations
@@ -84,6 +90,50 @@ def _power(a: Array, b: Array) -> Array:
     return _arr(np.power(a, b))
 
 
+def _shift_operands(name: str, x: Any, count: Any) -> tuple[Array, Array, np.dtype[Any]]:
+    """``x`` and ``count`` as arrays of their common integer dtype (numpy's promotion), and
+    that dtype; ``TypeError`` for floats and bool, as numpy's shifts."""
+    x, count = _arr(x), _arr(count)
+    dtype = np.result_type(x, count)
+    if not np.issubdtype(dtype, np.integer):
+        raise TypeError(f"{name}: arguments must be integers, got {x.dtype} and {count.dtype}")
+    return x.astype(dtype, copy=False), count.astype(dtype, copy=False), dtype
+
+
+def _count_in_range(x: Array, count: Array) -> Array:
+    """Where ``count`` shifts ``x`` by less than its bit width: numpy reads the count as
+    unsigned, so a negative count is out of range too."""
+    bits = x.dtype.itemsize * 8
+    return _arr((count >= 0) & (count < bits))
+
+
+def _right_shift(x: Array, count: Array) -> Array:
+    """numpy's ``right_shift``, without relying on C's shift of a negative value or by an
+    out-of-range count: a negative ``x`` is shifted as ``~(~x >> count)`` (arithmetic
+    shift), and a count outside ``[0, bits)`` gives the sign fill (-1 or 0)."""
+    x, count, dtype = _shift_operands("right_shift", x, count)
+    ok = _count_in_range(x, count)
+    by = np.where(ok, count, np.zeros((), dtype))
+    if np.issubdtype(dtype, np.unsignedinteger):
+        return _arr(np.where(ok, x >> by, np.zeros((), dtype)))
+    negative = x < 0
+    magnitude = np.where(negative, ~x, x) >> by  # shifts of non-negative values only
+    shifted = np.where(negative, ~magnitude, magnitude)
+    fill = np.where(negative, np.full((), -1, dtype), np.zeros((), dtype))
+    return _arr(np.where(ok, shifted, fill).astype(dtype, copy=False))
+
+
+def _left_shift(x: Array, count: Array) -> Array:
+    """numpy's ``left_shift``, wrapping around: computed on the unsigned integers of the same
+    width (no signed overflow), 0 for a count outside ``[0, bits)``."""
+    x, count, dtype = _shift_operands("left_shift", x, count)
+    unsigned = np.dtype(f"uint{dtype.itemsize * 8}")
+    ok = _count_in_range(x, count)
+    by = np.where(ok, count, np.zeros((), dtype)).astype(unsigned)
+    shifted = (x.astype(unsigned) << by).view(dtype)
+    return _arr(np.where(ok, shifted, np.zeros((), dtype)).astype(dtype, copy=False))
+
+
 def _binary(fn: Callable[[Array, Array], Any]) -> Callable[[Array, Array], Array]:
     def ref(a: Array, b: Array) -> Array:
         return _arr(fn(_arr(a), _arr(b)))
@@ -126,6 +176,8 @@ _COMPARE: dict[str, tuple[Callable[[Array, Array], Any], str]] = {
 }
 
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
+_SHIFTS = ("right_shift", "left_shift")
+_BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")
 # numpy has no bool subtract; bool divide, power and the modulos give float64 or int8
 _NO_BOOL = ("subtract", "divide", "floor_divide", "power", "mod", "floor_mod")
 
@@ -135,7 +187,8 @@ def broadcast_rel(name: str, result_dtype: str | None = None) -> RelationFunc:
 
     Both arguments are tensors of the same dtype; the result has their numpy
     broadcast shape and ``result_dtype`` (default: the arguments' dtype).
-    Logical operators require ``bool``.
+    Logical operators require ``bool``, shifts integers, the other bitwise operators
+    integers or ``bool``.
     """
 
     def rule(args: list[Type], attrs: Attrs, r: Reporter) -> Type:
@@ -148,11 +201,20 @@ def broadcast_rel(name: str, result_dtype: str | None = None) -> RelationFunc:
             raise RelationError(f"{name}: arguments must be bool, got {a} and {b}")
         if name in _NO_BOOL and is_dtype(known, "float", "int", "uint") is False:
             raise RelationError(f"{name}: arguments must be numeric, got {a} and {b}")
+        if name in _SHIFTS and is_dtype(known, "int", "uint") is False:
+            raise RelationError(f"{name}: arguments must be integers, got {a} and {b}")
+        if name in _BITWISE and is_dtype(known, "int", "uint", "bool") is False:
+            raise RelationError(f"{name}: arguments must be integers or bool, got {a} and {b}")
         return TensorType(broadcast_shapes(a, b, r), result_dtype or a.dtype)
 
     rule.__name__ = f"{name}_rel"
     out = result_dtype or "d"
-    kinds = "bool" if name in _LOGICAL else "numeric d" if name in _NO_BOOL else "d"
+    kinds = {
+        **dict.fromkeys(_LOGICAL, "bool"),
+        **dict.fromkeys(_NO_BOOL, "numeric d"),
+        **dict.fromkeys(_SHIFTS, "integer d"),
+        **dict.fromkeys(_BITWISE, "integer or bool d"),
+    }.get(name, "d")
     rule.__doc__ = f"(s1, {kinds}), (s2, {kinds}) -> (broadcast of s1 and s2, {out})."
     return forward(rule)
 
@@ -174,6 +236,31 @@ for _name, (_fn, _doc) in _COMPARE.items():
         pattern=OpPattern.BROADCAST,
         doc=_doc,
         type_relation=broadcast_rel(_name, "bool"),
+    )
+
+
+_BITS: dict[str, tuple[Callable[[Array, Array], Any], str]] = {
+    "right_shift": (
+        _right_shift,
+        "Elementwise right shift of integers (arithmetic when signed); a count outside "
+        "[0, bits) gives the sign fill, -1 or 0.",
+    ),
+    "left_shift": (
+        _left_shift,
+        "Elementwise left shift of integers, wrapping; a count outside [0, bits) gives 0.",
+    ),
+    "bitwise_and": (np.bitwise_and, "Elementwise bitwise and of integers or bools."),
+    "bitwise_or": (np.bitwise_or, "Elementwise bitwise or of integers or bools."),
+    "bitwise_xor": (np.bitwise_xor, "Elementwise bitwise exclusive or of integers or bools."),
+}
+for _name, (_fn, _doc) in _BITS.items():
+    register_op(
+        _name,
+        2,
+        reference=_fn if _name in _SHIFTS else _binary(_fn),
+        pattern=OpPattern.BROADCAST,
+        doc=_doc,
+        type_relation=broadcast_rel(_name),
     )
 
 
@@ -210,6 +297,14 @@ register_op(
     pattern=OpPattern.ELEMWISE,
     doc="Elementwise boolean not.",
     type_relation=_unary_rel("logical_not", ("bool",), "bool"),
+)
+register_op(
+    "bitwise_not",
+    1,
+    reference=_unary(np.invert),
+    pattern=OpPattern.ELEMWISE,
+    doc="Elementwise bitwise not of integers; logical not of bools.",
+    type_relation=_unary_rel("bitwise_not", ("int", "uint", "bool"), "integer or bool"),
 )
 
 
@@ -390,6 +485,15 @@ non_differentiable(
 )
 non_differentiable(
     "logical_and", "logical_or", "logical_xor", "logical_not", reason="its result is bool"
+)
+non_differentiable(
+    "right_shift",
+    "left_shift",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    reason="it computes on the bits of integers",
 )
 
 

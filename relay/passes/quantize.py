@@ -442,8 +442,11 @@ def quantize(
     samples = [tuple(s) if isinstance(s, list | tuple) else (s,) for s in dataset]
     if not samples:
         raise CompileError("quantize: the calibration dataset is empty")
-    func = _inlined(mod, gv.name_hint)
-    bound = _specialize(_bind_params(func, params), samples[0])
+    main = mod[gv]
+    assert isinstance(main, Function)
+    typed_in = mod.copy()
+    typed_in.add(gv.name_hint, _specialize(_bind_params(main, params), samples[0]), update=True)
+    bound = _inlined(typed_in, gv.name_hint)
     graph = to_graph_normal_form(bound, mod)
     assert isinstance(graph, Function)
     typed = infer_type(graph, mod)

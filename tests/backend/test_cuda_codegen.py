@@ -103,7 +103,9 @@ def test_target_errors() -> None:
         Target("cuda", arch="ampere")
     with pytest.raises(CompileError, match="arch is a CUDA target's setting"):
         Target("llvm", arch="sm_90")
-    with pytest.raises(CompileError, match=r"unknown target 'rocm' \(known: 'llvm', 'cuda'\)"):
+    with pytest.raises(
+        CompileError, match=r"unknown target 'rocm' \(known: 'llvm', 'cuda', 'vta'\)"
+    ):
         Target("rocm")
     if cuda_arch() is None:
         with pytest.raises(CompileError) as err:

@@ -274,6 +274,11 @@ _NON_DIFFERENTIABLE: dict[str, tuple[str, int, str]] = {
         for name in ("logical_and", "logical_or", "logical_xor")
     },
     "logical_not": ("bool", 1, "its result is bool"),
+    **{
+        name: ("int32", 2, "it computes on the bits of integers")
+        for name in ("right_shift", "left_shift", "bitwise_and", "bitwise_or", "bitwise_xor")
+    },
+    "bitwise_not": ("int32", 1, "it computes on the bits of integers"),
     "isnan": ("float64", 1, "its result is bool"),
     "isfinite": ("float64", 1, "its result is bool"),
 }
@@ -303,7 +308,7 @@ def _family() -> list[str]:
 def test_the_family_is_found() -> None:
     names = set(_family())
     assert {"add", "floor_divide", "logical_not", "exp", "clip", "where", "arange"} <= names
-    assert len(names) == 54
+    assert len(names) == 60
 
 
 def test_every_operator_of_the_family_has_a_gradient_rule_or_says_why_not() -> None:

@@ -55,7 +55,9 @@ ARITH = [
 COMPARE = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
 LOGICAL = ["logical_and", "logical_or", "logical_xor"]
 BINARY = [*ARITH, *COMPARE, *LOGICAL]
-TENSOR_OPS = sorted([*BINARY, "negative", "logical_not"])
+# the bitwise operators have their relations tested in tests/op/test_bitwise.py
+BITWISE = ["right_shift", "left_shift", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"]
+TENSOR_OPS = sorted([*BINARY, "negative", "logical_not", *BITWISE])
 
 
 def test_every_tensor_operator_has_a_relation() -> None:

@@ -40,6 +40,14 @@ TVM 0.27's code generation) differ:
   is ``nearbyint``, halves to even); ``sign(nan)`` is 0 (topi's select);
 * **bool**: ``add``/``maximum`` are ``or``, ``multiply``/``minimum`` ``and`` (numpy's bool loops);
   comparisons of bools compare them as int8 (TVM emits float comparisons for ``bool``);
+  ``bitwise_and``/``or``/``xor``/``not`` of bools are lowered as the logical operators;
+* **shifts**: LLVM's shift by a count outside ``[0, bits)`` is poison (and x86 masks the
+  count), so the count is guarded by a select and such a count gives numpy's result (which
+  reads the count as unsigned): 0 for ``left_shift`` and an unsigned ``right_shift``, and a
+  signed ``right_shift`` shifts by ``bits - 1`` instead (the sign fill, -1 or 0). The test
+  of the count masks its high bits (see ``_count_in_range``). A signed ``left_shift`` shifts
+  the unsigned integers of the same width and casts back: it wraps around as numpy's, and
+  the CUDA C of a GPU target has no signed overflow (undefined behaviour in C);
 * **casts** (``cast``, ``cast_like``, ``full``, ``full_like``) convert as numpy's ``astype``: to
   bool is ``x != 0``; floats truncate toward zero into integers, and a value that is NaN,
   infinite or out of range (the reference raises) gives x86's conversion: the "integer
@@ -824,6 +832,58 @@ def _int_power(call: LoweringCall) -> Any:
     return _compute(shape, dtype, body, call.name)
 
 
+def _count_in_range(count: Expr, dtype: str) -> Expr:
+    """Whether the shift count ``count`` (of ``dtype``) is in ``[0, bits)``: whether its bits
+    above the low ``log2(bits)`` are clear (a negative count has the sign bit set). Not
+    ``count < bits``: for a uint32/uint64 count, TVM's canonical simplifier, simplifying that
+    test inside a select on the same test, folds ``0U - 32U`` and fails its check ("will
+    cause a negative uint"): a compile error."""
+    from tvm import tirx
+
+    bits = _bits(dtype)
+    high = ~(bits - 1) if _is_signed(dtype) else (1 << bits) - bits  # the bits above
+    return tirx.EQ(tirx.bitwise_and(count, _const(high, dtype)), _const(0, dtype))
+
+
+def _right_shift(dtype: str) -> ScalarFn:
+    """numpy's ``right_shift`` of integers of ``dtype`` (see the module doc).
+
+    The count is used more than once but never bound by ``tirx.Let`` (see _let): TVM 0.27's
+    integer bound analysis fails on a bound integer count computed in the kernel (a cast
+    from a narrower type: "Detected bound for count conflicts with memorization"). The
+    repeated count is one value again after LLVM's CSE."""
+    from tvm import tirx
+
+    bits, zero = _bits(dtype), _const(0, dtype)
+
+    def fn(x: Expr, count: Expr) -> Expr:
+        ok = _count_in_range(count, dtype)
+        if _is_signed(dtype):  # shifting by bits - 1 leaves the sign in every bit
+            return x >> tirx.Select(ok, count, _const(bits - 1, dtype))
+        return tirx.Select(ok, x >> tirx.Select(ok, count, zero), zero)
+
+    return fn
+
+
+def _left_shift(dtype: str) -> ScalarFn:
+    """numpy's ``left_shift`` of integers of ``dtype``, wrapping (see the module doc; the
+    count is not bound, as in _right_shift)."""
+    from tvm import tirx
+
+    unsigned, zero = f"uint{_bits(dtype)}", _const(0, dtype)
+
+    def fn(x: Expr, count: Expr) -> Expr:
+        ok = _count_in_range(count, dtype)
+        by = tirx.Select(ok, count, zero)
+        if _is_signed(dtype):
+            shifted = tirx.Cast(dtype, tirx.Cast(unsigned, x) << tirx.Cast(unsigned, by))
+        else:
+            shifted = x << by
+        return tirx.Select(ok, shifted, zero)
+
+    return fn
+
+
 def _compare(op: Callable[[Expr, Expr], Expr], dtype: str) -> ScalarFn:
     """A comparison of values of ``dtype``; bools are compared as int8 (TVM's code generator
     emits float comparisons for bool operands)."""
@@ -870,6 +930,11 @@ def _binary_fn(name: str, narrow: str, bind: bool = True) -> ScalarFn:
             "floor_mod": _int_division(tirx.floormod, True, dtype),
             "maximum": tirx.max,
             "minimum": tirx.min,
+            "right_shift": _right_shift(dtype),
+            "left_shift": _left_shift(dtype),
+            "bitwise_and": tirx.bitwise_and,
+            "bitwise_or": tirx.bitwise_or,
+            "bitwise_xor": tirx.bitwise_xor,
         }
     compare: dict[str, Callable[[Expr, Expr], Expr]] = {
         "equal": tirx.EQ,
@@ -881,6 +946,8 @@ def _binary_fn(name: str, narrow: str, bind: bool = True) -> ScalarFn:
         "logical_xor": tirx.NE,
     }
     fns["logical_and"], fns["logical_or"] = tirx.And, tirx.Or
+    if dtype == "bool":
+        name = _BOOL_BITWISE.get(name, name)
     if name in fns:
         return fns[name]
     return _compare(compare[name], dtype)
@@ -889,8 +956,17 @@ def _binary_fn(name: str, narrow: str, bind: bool = True) -> ScalarFn:
 _BINARY = (
     "add", "subtract", "multiply", "divide", "floor_divide", "mod", "floor_mod", "power",
     "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater",
-    "greater_equal", "logical_and", "logical_or", "logical_xor",
+    "greater_equal", "logical_and", "logical_or", "logical_xor", "right_shift", "left_shift",
+    "bitwise_and", "bitwise_or", "bitwise_xor",
 )  # fmt: skip
+
+_BOOL_BITWISE = {
+    "bitwise_and": "logical_and",
+    "bitwise_or": "logical_or",
+    "bitwise_xor": "logical_xor",
+}
+"""The bitwise operators of bools, lowered as the logical ones that they equal on bools
+(numpy's bool loops), so that bool code goes through one path."""
 
 
 _DIVISIONS = frozenset({"divide", "floor_divide", "mod", "floor_mod"})
@@ -927,3 +1003,10 @@ def _logical_not(call: LoweringCall) -> Any:
     from tvm import tirx
 
     return _map(call, tirx.Not)
+
+
+@lowering_rule("bitwise_not")
+def _bitwise_not(call: LoweringCall) -> Any:
+    from tvm import tirx
+
+    return _map(call, tirx.Not if _dtype(call, 0) == "bool" else tirx.bitwise_not)
