@@ -42,7 +42,8 @@ def main() -> None:
     trained = time.perf_counter() - t0
     net = relay.function(digits.forward)
     weights = [params[k] for k in digits.PARAMS]
-    float_acc = digits.accuracy(net(*weights, data.test_x), data.test_y)
+    float_logits = net(*weights, data.test_x)
+    float_acc = digits.accuracy(float_logits, data.test_y)
 
     # calibrated on training images in batches of 64: the quantized programs take 64 images
     calibration = [(data.train_x[i : i + 64],) for i in range(0, 512, 64)]
@@ -65,7 +66,7 @@ def main() -> None:
 
     print(f"training: {args.epochs} epochs in {trained:.1f} s; quantization {quantized:.2f} s")
     print(q)
-    float_same = digits.accuracy(net(*weights, data.test_x)[:n], labels)
+    float_same = digits.accuracy(float_logits[:n], labels)
     print(
         f"accuracy on {n} test images: float {float_same:.4f} (all {len(data.test_y)}: {float_acc:.4f})"
     )

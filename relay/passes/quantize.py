@@ -178,17 +178,18 @@ def _op_name(e: Expr) -> str:
     return e.op.name if isinstance(e, Call) and hasattr(e.op, "name") else ""
 
 
-def _channel_bias(
+def channel_vector(
     value: np.ndarray[Any, Any], channels: int, rank: int
 ) -> np.ndarray[Any, Any] | None:
-    """``value`` as a per-channel vector, when adding it to a rank-``rank`` layer output
-    (channels on axis 1) only varies along the channels."""
+    """``value`` (in its dtype) as a vector over the ``channels`` of a rank-``rank`` result
+    (channels on axis 1), when adding it to that result varies along the channels only;
+    otherwise None. Shared with the VTA partitioning, which reads int32 biases."""
     if value.ndim > rank:
         return None
     shape = (1,) * (rank - value.ndim) + value.shape
     if any(d != 1 for i, d in enumerate(shape) if i != 1) or shape[1] not in (1, channels):
         return None
-    return np.broadcast_to(value.reshape(-1), (channels,)).astype(np.float32)
+    return np.ascontiguousarray(np.broadcast_to(value.reshape(-1), (channels,)))
 
 
 def find_layers(body: Expr) -> list[_Layer]:
@@ -219,9 +220,9 @@ def find_layers(body: Expr) -> list[_Layer]:
         elif isinstance(u, Call) and _op_name(u) == "add":
             other = u.args[1] if u.args[0] is root else u.args[0]
             if isinstance(other, Constant):
-                vec = _channel_bias(np.asarray(other.data), channels, rank)
+                vec = channel_vector(np.asarray(other.data), channels, rank)
                 if vec is not None and _type(u) == out:
-                    bias, root = vec, u
+                    bias, root = vec.astype(np.float32), u
         relu = False
         u = sole_user(root)
         if isinstance(u, Call) and _op_name(u) == "nn.relu":

@@ -163,7 +163,7 @@ class Layer:
         into ``out`` when given."""
         c, a = self.config, self.addrs
         x = _check("data", data, self.shapes[0], np.int8)
-        if not (_same(weight, self._constants[0]) and _same(bias, self._constants[1])):
+        if weight is not self._constants[0] or bias is not self._constants[1]:
             w = _check("weight", weight, self.shapes[1], np.int8)
             b = _check("bias", bias, self.shapes[2], np.int32)
             pw = layout.pack_dense_weight(w) if self.op == "vta.dense" else layout.pack_oihw(w)
@@ -194,10 +194,6 @@ class Layer:
         output = self(data, weight, bias)
         assert self.report is not None
         return Result(output, self.program, self.report)
-
-
-def _same(a: object, b: object) -> bool:
-    return a is b
 
 
 def _out_packed(layer: Layer) -> tuple[int, ...]:

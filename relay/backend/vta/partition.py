@@ -44,6 +44,7 @@ from relay.passes.pattern import (
     rewrite_module,
     wildcard,
 )
+from relay.passes.quantize import channel_vector
 
 KERNELS = ((1, 1), (3, 3))
 """The convolution kernels VTA runs."""
@@ -104,7 +105,7 @@ class _Offload(DFPatternCallback):
         bias = np.zeros(channels, np.int32)
         if self.bias in node_map:
             b = _int_constant(node_map[self.bias][0], "int32")
-            vec = None if b is None else _per_channel(b, channels, len(x.shape))
+            vec = None if b is None else channel_vector(b, channels, len(x.shape))
             if vec is None:
                 return None
             bias = vec
@@ -166,17 +167,6 @@ def _padding(conv: Call) -> tuple[int, int] | None:
     if top != bottom or left != right:
         return None
     return top, left
-
-
-def _per_channel(b: np.ndarray[Any, Any], channels: int, rank: int) -> np.ndarray[Any, Any] | None:
-    """The int32 bias as a vector over the output channels (axis 1 of a rank-``rank``
-    result), or None when it varies along another axis."""
-    if b.ndim > rank:
-        return None
-    shape = (1,) * (rank - b.ndim) + b.shape
-    if any(d != 1 for i, d in enumerate(shape) if i != 1) or shape[1] not in (1, channels):
-        return None
-    return np.ascontiguousarray(np.broadcast_to(b.reshape(-1), (channels,))).astype(np.int32)
 
 
 def partition_for_vta(mod: Module) -> Module:
