@@ -487,7 +487,9 @@ def jax_inputs(args: Inputs) -> Inputs:
     return tuple(jax.device_put(a) for a in args)
 
 
-def torch_programs() -> dict[str, Callable[..., Any]]:
+def torch_programs(raw: bool = False) -> dict[str, Callable[..., Any]]:
+    """The PyTorch versions, taking and returning numpy arrays (``raw``: the functions
+    themselves, on tensors)."""
     import torch
     import torch.nn.functional as F
 
@@ -538,6 +540,9 @@ def torch_programs() -> dict[str, Callable[..., Any]]:
         "hvp_tanh_sum": hvp,
         "matmul_1024": lambda a, b: a @ b,
     }
+
+    if raw:
+        return progs
 
     def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
         def run(*args: Any) -> Any:

@@ -149,6 +149,8 @@ _FRONTEND = frozenset(
     }
 )
 
+_DEVICE = frozenset({"Device", "DeviceArray", "device_put", "from_dlpack", "gpu_available"})
+
 
 def __getattr__(name: str) -> _Any:
     """Import the subpackages ``relay.analysis``, ``relay.passes``, ... and the frontend's
@@ -165,6 +167,8 @@ def __getattr__(name: str) -> _Any:
         return importlib.import_module("relay.backend.target").Target
     if name == "Executable":
         return importlib.import_module("relay.backend.build").Executable
+    if name in _DEVICE:
+        return getattr(importlib.import_module("relay.backend.device"), name)
     raise AttributeError(f"module 'relay' has no attribute {name!r}")
 
 

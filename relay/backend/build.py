@@ -193,6 +193,7 @@ class Executable:
         self.device_plan: GraphPlan | None = None
         """A GPU program's plan (its kernels in :attr:`library`)."""
         self.device_library: KernelLibrary | None = None
+        self._on_device: Any = None
 
     @property
     def module(self) -> Module:
@@ -234,6 +235,16 @@ class Executable:
             return []
         return list(dict.fromkeys(s.kernel for s in plan.steps if not s.is_alias))
 
+    @property
+    def placement(self) -> dict[str, str]:
+        """Where each kernel runs, by symbol: ``"cpu"`` or ``"cuda"``. In a GPU program, a
+        kernel no GPU schedule applies to runs on the CPU, its inputs copied from the
+        device and its outputs back at each call (docs/backend.md, "Mixed placement")."""
+        library = self.library
+        if library is None:
+            return {}
+        return {name: library.kernels[name].device for name in self.kernels}
+
     def cuda_source(self) -> str:
         """A GPU program's CUDA C, as TVM generated it for its kernels."""
         library = self.device_library
@@ -255,14 +266,11 @@ class Executable:
         return astext(self.module)
 
     def __call__(self, *args: Any) -> Any:
-        if self.device_plan is not None:
-            raise ExecutionError(
-                f"{self.name} is compiled for {self.target}: running programs on a GPU is "
-                "not built yet (.cuda_source() and .ptx() show its kernels)"
-            )
         if len(args) != self._arity:
             raise ExecutionError(f"{self.name} takes {self._arity} arguments, got {len(args)}")
         graph = self.graph
+        if self.device_plan is not None:
+            graph = self._device_graph()
         if graph is None:
             if self.vm is not None:
                 return self._run_vm(args)
@@ -276,6 +284,29 @@ class Executable:
 
             compare_with_interpreter(self, args, result)
         return result
+
+    def _device_graph(self) -> Any:
+        """The executor of a GPU program on this machine's GPU (made at the first call)."""
+        found = self._on_device
+        if found is None:
+            from relay.backend.device import cuda
+            from relay.backend.device_executor import device_executor
+            from relay.backend.target import cuda_arch
+
+            arch = cuda_arch()
+            if arch is None:
+                raise ExecutionError(
+                    f"{self.name} is compiled for {self.target}, and this machine has no CUDA "
+                    "GPU to run it on (.cuda_source() and .ptx() show its kernels)"
+                )
+            if _sm(arch) < _sm(self.target.arch):
+                raise ExecutionError(
+                    f"{self.name} is compiled for {self.target.arch}, and this machine's GPU "
+                    f"is {arch}: build it for target Target('cuda', arch='{arch}')"
+                )
+            assert self.device_plan is not None and self.device_library is not None
+            found = self._on_device = device_executor(self.device_plan, self.device_library, cuda())
+        return found
 
     def _run_vm(self, args: tuple[Any, ...]) -> Any:
         from relay.backend.interpreter.conform import check_arguments
@@ -309,6 +340,9 @@ class Executable:
 
             prof = self.vm.profile(kernel_values(args), repeat)
             return sorted(((k, ms) for k, (_, ms) in prof.kernels.items()), key=lambda kv: -kv[1])
+        if self.device_plan is not None:
+            plan = self.device_plan
+            return self._device_graph().profile(flatten_args(args, plan.param_types), repeat)  # type: ignore[no-any-return]
         if self.graph is None:
             raise ExecutionError(f"{self.name} is interpreted: it has no kernels to profile")
         return self.graph.profile(flatten_args(args, self.graph.plan.param_types), repeat)
@@ -387,6 +421,12 @@ class Executable:
         if self.kind == "vm":
             what = f"VM, {what}"
         return f"<relay Executable {self.name} ({what}, {self.target})>"
+
+
+def _sm(arch: str) -> int:
+    """The number of an architecture name (``sm_90a``: 90)."""
+    digits = "".join(c for c in arch[3:] if c.isdigit())
+    return int(digits or 0)
 
 
 def _npy(a: np.ndarray[Any, Any]) -> bytes:
@@ -526,8 +566,10 @@ def _build_gpu(
     typed: Module, gv: GlobalVar, target: Target, name: str, opt_level: int
 ) -> Executable:
     """A program compiled for a GPU: its dataflow planned as for the graph executor and
-    its kernels compiled to device code (docs/backend.md, "The CUDA target"). Running it is
-    not built yet: the executable holds the plan and the library."""
+    its kernels compiled to device code (docs/backend.md, "The CUDA target"); it runs on
+    the device graph executor (:mod:`relay.backend.device_executor`) at its first call on
+    a machine with the GPU. Kernels without a GPU schedule are compiled for the host and
+    named in the debug output (``exe.placement`` lists them)."""
     from relay.backend.graph_executor import compile_plan
 
     optimized = optimize(typed, gv, opt_level)
@@ -541,6 +583,9 @@ def _build_gpu(
     exe = Executable(optimized, gv, target, None, name)
     exe.device_plan = plan
     exe.device_library = library
+    on_cpu = [k for k, where in exe.placement.items() if where == "cpu"]
+    if on_cpu:
+        flags.debug_print(1, f"{name}: {len(on_cpu)} kernels run on the CPU: {', '.join(on_cpu)}")
     return exe
 
 

@@ -51,6 +51,9 @@ class Kernel:
     shape_vars: list[TypeVar] = field(default_factory=list)
     """A kernel of symbolic sizes: its shape variables, whose values it takes (int64) after
     its outputs and flags."""
+    device: str = "cpu"
+    """Where the kernel runs: ``"cpu"`` or ``"cuda"`` (a GPU kernel, launched from the
+    host)."""
     calls: dict[str, str] = field(default_factory=dict)
     """For a compiled loop (:mod:`relay.backend.vm.loops`): the kernels it calls, by the
     name it finds them under in TVM's global registry."""
@@ -86,7 +89,18 @@ class Kernel:
                 raise TypeError(f"kernel {self.name} input {k} has shape {a.shape}, not {shown}")
         outs = [aligned_empty(_shape(t, values), numpy_dtype(str(t.dtype))) for t in self.outputs]
         flags = [aligned_empty((1,), np.int32) for _ in self.checks]
-        self.func(*ins, *outs, *flags, *values.values())
+        if self.device == "cpu":
+            self.func(*ins, *outs, *flags, *values.values())
+        else:  # the buffers copied to the device and the results back
+            from relay.backend.device import Device, device_put
+
+            device = Device(self.device)
+            dev_ins = [device_put(a, device) for a in ins]
+            dev_outs = [device_put(a, device) for a in (*outs, *flags)]
+            self.func(*[a._tensor for a in (*dev_ins, *dev_outs)], *values.values())
+            for host, dev in zip((*outs, *flags), dev_outs, strict=True):
+                if host.size:
+                    np.copyto(host, dev.numpy())
         self.raise_failed(flags)
         return outs
 
@@ -145,7 +159,10 @@ class KernelLibrary:
         path.write_bytes(self.shared_object)
 
     def __getitem__(self, name: str) -> Kernel:
-        return self.kernels[name]
+        kernel = self.kernels[name]
+        if kernel.func is None:  # a GPU library: its kernels are looked up where they run
+            self.bind()
+        return kernel
 
     def bind(self) -> None:
         """Look every kernel's function up once (each lookup costs ~13 us), and register
@@ -379,23 +396,44 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
 
 def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]], Any]:
     from relay.backend.lower import lower_primitive
-    from relay.backend.runtime import tvm
-    from relay.backend.schedule import schedule_cpu
 
-    tvm_ = tvm()
-    kernels: list[tuple[int, Kernel]] = []
+    fast = bool(target.fast_math)
+    # (index, function, kernel name, its lowering)
+    entries: list[tuple[int, Function, str, Any]] = []
     prims: dict[str, Any] = {}
+    host: set[str] = set()  # a GPU program's kernels that run on the CPU (mixed placement)
     start = time.perf_counter()
     for i, f in part.funcs:
-        lowered = lower_primitive(f, fast_math=bool(target.fast_math), target=target.kind)
+        lowered = lower_primitive(f, fast_math=fast, target=target.kind)
         name = kernel_name(f, lowered.op_names, i)
+        entries.append((i, f, name, lowered))
         if target.is_gpu:
-            from relay.backend.schedule.gpu import schedule_gpu
-
-            prim = schedule_gpu(lowered, target, name)
+            prim = _gpu_schedule_or_none(lowered, target, name)
+            if prim is None:
+                host.add(name)
+            else:
+                prims[name] = _named(prim, name)
         else:
-            prim = unaligned_params(schedule_cpu(lowered))
-        prims[name] = prim.with_attr("global_symbol", name)
+            prims[name] = _cpu_prim(lowered, name)
+    scheduled = time.perf_counter()
+    if target.is_gpu:
+        ex = host_ex = _compile_gpu(prims, host, part, target)
+        if host:  # lowered again for the CPU (constants are folded differently for CUDA)
+            entries = [
+                (i, f, name, lower_primitive(f, fast_math=fast) if name in host else lowered)
+                for i, f, name, lowered in entries
+            ]
+            cpu = {name: _cpu_prim(lw, name) for _, _, name, lw in entries if name in host}
+            host_ex = _compile_tvm(cpu, part, target.host)
+            if ex is None:
+                ex = host_ex
+            else:
+                ex.mod.import_module(host_ex.mod)
+    else:
+        host_ex = ex = _compile_tvm(prims, part, target)
+    kernels: list[tuple[int, Kernel]] = []
+    for i, _, name, lowered in entries:
+        on_cpu = not target.is_gpu or name in host
         kernel = Kernel(
             name,
             lowered.inputs,
@@ -404,34 +442,88 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
             lowered.anchor,
             checks=lowered.checks,
             shape_vars=lowered.shape_vars,
+            device="cpu" if on_cpu else "cuda",
         )
+        if on_cpu:  # (LLVM's code generation happens at the first lookup; a GPU kernel is
+            kernel.func = host_ex[name]  # looked up where it can run: KernelLibrary.bind)
         kernels.append((i, kernel))
-    scheduled = time.perf_counter()
+    flags.debug_print(
+        2,
+        f"compiled {len(entries)} kernels for {target} at -O{part.opt_level}: lowering and "
+        f"schedules {scheduled - start:.3f} s, compilation {time.perf_counter() - scheduled:.3f} s",
+    )
+    return kernels, ex
+
+
+def _cpu_prim(lowered: Any, name: str) -> Any:
+    from relay.backend.schedule import schedule_cpu
+
+    return _named(unaligned_params(schedule_cpu(lowered)), name)
+
+
+def _named(prim: Any, name: str) -> Any:
+    return prim.with_attr("global_symbol", name)
+
+
+def _gpu_schedule_or_none(lowered: Any, target: Target, name: str) -> Any:
+    """``lowered`` scheduled for the GPU, or None where no GPU schedule applies (the kernel
+    then runs on the host: mixed placement, docs/backend.md)."""
+    from relay.backend.schedule.gpu import NoGPUSchedule, schedule_gpu
+
+    try:
+        return schedule_gpu(lowered, target, name)
+    except NoGPUSchedule as err:
+        flags.debug_print(1, f"{err.message}: it runs on the CPU")
+        return None
+
+
+def _compile_tvm(prims: dict[str, Any], part: _Part, target: Target) -> Any:
+    """One ``tvm.compile`` of ``prims`` for ``target`` (a TVM failure is a CompileError
+    naming the kernels)."""
+    from relay.backend.runtime import tvm
+
+    tvm_ = tvm()
     config = {} if part.checked else {"tirx.disable_assert": True}
     device: Any = contextlib.nullcontext()
     if target.is_gpu:
-        from relay.backend.cuda import arch_scope, device_code
+        from relay.backend.cuda import arch_scope
 
         device = arch_scope(target.arch)  # nvcc compiles the CUDA C for this architecture
     try:
         with tvm_.transform.PassContext(config=config), device:  # thread-local in TVM
             ex = tvm_.compile(tvm_.IRModule(prims), target=target.tvm_target(part.opt_level))
-        compiled = time.perf_counter()
         if target.is_gpu:
+            from relay.backend.cuda import device_code
+
             if prims and not ex.mod.imports:
                 raise CompileError(f"no device code was generated for {', '.join(prims)}")
             ex.relay_device_code = device_code(ex, target.arch, device.compiled)
-        else:  # (a GPU kernel is looked up where it can run: KernelLibrary.bind)
-            for _, k in kernels:
-                k.func = ex[k.name]
     except CompileError:
         raise
     except Exception as err:  # TVM's own failure: report it as ours, with the kernels' names
         raise CompileError(f"TVM failed to compile {', '.join(prims)}: {err}") from err
-    flags.debug_print(
-        2,
-        f"compiled {len(prims)} kernels for {target} at -O{part.opt_level}: lowering and "
-        f"schedules {scheduled - start:.3f} s, tvm.compile {compiled - scheduled:.3f} s, "
-        f"machine code {time.perf_counter() - compiled:.3f} s",
-    )
-    return kernels, ex
+    return ex
+
+
+def _compile_gpu(prims: dict[str, Any], host: set[str], part: _Part, target: Target) -> Any:
+    """The GPU kernels ``prims`` compiled together; where TVM fails on them, each alone,
+    and a kernel that TVM cannot compile for the GPU joins ``host`` (it runs on the CPU).
+    None when no kernel is left for the GPU."""
+    if not prims:
+        return None
+    try:
+        return _compile_tvm(prims, part, target)
+    except CompileError as err:
+        if not err.message.startswith("TVM failed"):
+            raise
+    kept: dict[str, Any] = {}
+    for name, prim in prims.items():
+        try:
+            _compile_tvm({name: prim}, part, target)
+            kept[name] = prim
+        except CompileError as err:
+            if not err.message.startswith("TVM failed"):
+                raise
+            flags.debug_print(1, f"{err.message.splitlines()[0]}: it runs on the CPU")
+            host.add(name)
+    return _compile_tvm(kept, part, target) if kept else None

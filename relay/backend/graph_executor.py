@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -477,20 +477,9 @@ class GraphExecutor:
                     self._steps.append((None, (src, dst), self._shapes[dst]))
                 continue
             kernel = library.kernels[step.kernel]
-            extra = []
-            for c in kernel.constants:  # constants the kernel took out of its function
-                extra.append(len(template))
-                template.append(_aligned_copy(np.asarray(c)))
-            flags = []
-            for _ in kernel.checks:  # the run-time checks' flags, read after the call
-                flags.append(len(template))
-                template.append(aligned_empty((1,), np.int32))
-            checked = (kernel, [template[i] for i in flags]) if flags else None
-            values = []
-            for k in step.sizes:  # a kernel of symbolic sizes: their values, as ints
-                values.append(len(template))
-                template.append(int(sizes[k]))
-            args = (*step.inputs, *extra, *step.outputs, *flags, *values)
+            args, checked = kernel_call(
+                step, kernel, template, _aligned_copy, lambda: aligned_empty((1,), np.int32), sizes
+            )
             self._steps.append((kernel.func, args, checked))
         # (slot, shape, dtype, empty): an empty argument is always staged (compact strides)
         self._inputs = [
@@ -596,6 +585,35 @@ class GraphExecutor:
         ]
 
 
+def kernel_call(
+    step: Step,
+    kernel: Any,
+    template: list[Any],
+    constant: Callable[[Array], Any],
+    flag: Callable[[], Any],
+    sizes: Sequence[int],
+) -> tuple[tuple[int, ...], Any]:
+    """The slots a step's kernel is called with: its inputs, the constants it took out of
+    its function, its outputs, its run-time checks' flags (read after the call) and, for a
+    kernel of symbolic sizes, their values; the constants (made by ``constant``), flags
+    (``flag()``) and values are appended to ``template``. Also (kernel, flags) when the
+    kernel has checks, else None."""
+    extra = []
+    for c in kernel.constants:
+        extra.append(len(template))
+        template.append(constant(np.asarray(c)))
+    flags = []
+    for _ in kernel.checks:
+        flags.append(len(template))
+        template.append(flag())
+    checked = (kernel, [template[i] for i in flags]) if flags else None
+    values = []
+    for k in step.sizes:
+        values.append(len(template))
+        template.append(int(sizes[k]))
+    return (*step.inputs, *extra, *step.outputs, *flags, *values), checked
+
+
 def _chunk_layout(sizes: list[int]) -> tuple[list[int], int]:
     offsets = []
     total = 0
@@ -692,11 +710,19 @@ class SymbolicGraphExecutor:
 
     INSTANCES = 32
 
-    def __init__(self, plan: GraphPlan, library: KernelLibrary) -> None:
+    def __init__(
+        self,
+        plan: GraphPlan,
+        library: KernelLibrary,
+        make: Callable[[GraphPlan, tuple[int, ...], SharedMemory], Any] | None = None,
+    ) -> None:
+        """``make(instance, sizes, shared)``: the executor of an instance (default: a
+        :class:`GraphExecutor` in the shared memory; a device's executor for a GPU)."""
         self.plan = plan
         self.library = library
         library.bind()
-        self._instances: dict[tuple[int, ...], GraphExecutor] = {}
+        self._make = make or (lambda p, sizes, shared: GraphExecutor(p, library, sizes, shared))
+        self._instances: dict[tuple[int, ...], Any] = {}
         self._lock = threading.RLock()
         self._shared = SharedMemory()
         where: dict[int, tuple[int, int]] = {}  # variable -> (flat argument, axis)
@@ -737,13 +763,12 @@ class SymbolicGraphExecutor:
             f"{what}: expected an argument of type {t}{given}, got an array of shape {shape}"
         )
 
-    def instance(self, sizes: tuple[int, ...]) -> GraphExecutor:
+    def instance(self, sizes: tuple[int, ...]) -> Any:
         """The executor of the plan's instance for ``sizes`` (made on first use)."""
         with self._lock:
             found = self._instances.pop(sizes, None)
             if found is None:
-                plan = self.plan.instance(sizes)
-                found = GraphExecutor(plan, self.library, sizes, self._shared)
+                found = self._make(self.plan.instance(sizes), sizes, self._shared)
             self._instances[sizes] = found  # the most recent last
             while len(self._instances) > self.INSTANCES:
                 del self._instances[next(iter(self._instances))]
@@ -760,7 +785,8 @@ class SymbolicGraphExecutor:
         """:meth:`GraphExecutor.profile` of the arguments' instance."""
         sizes = self.sizes(flat, "profile")
         with self._lock:
-            return self.instance(sizes).profile(flat, repeat)
+            times: list[tuple[str, float]] = self.instance(sizes).profile(flat, repeat)
+            return times
 
 
 def flatten_args(args: Sequence[Any], types: Sequence[Type]) -> list[Any]:

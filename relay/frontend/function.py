@@ -232,6 +232,10 @@ def _value_type(value: object) -> Type | None:
     if isinstance(value, np.ndarray):
         name = dtype_name(value.dtype)
         return TensorType(tuple(int(d) for d in value.shape), name) if name else None
+    device = sys.modules.get("relay.backend.device")
+    if device is not None and isinstance(value, device.DeviceArray):
+        name = dtype_name(value.dtype)
+        return TensorType(value.shape, name) if name else None
     if isinstance(value, np.generic):
         name = dtype_name(value.dtype)
         return TensorType((), name) if name else None
@@ -435,6 +439,14 @@ class RelayFunction:
         return compiled
 
     # -- the public face -------------------------------------------------------------------------
+
+    def specialize(self, *args: object) -> RelayFunction:
+        """Type the function for arguments like ``args`` (arrays, device arrays, Python
+        values, as a call takes) without running it, and make that the specialization
+        that :attr:`module`, ``relay.build`` and the passes see; returns the function:
+        ``relay.build(f.specialize(x, w), target="cuda")``."""
+        self._compiled_for(args)
+        return self
 
     def _default(self) -> _Compiled:
         if self._last is not None:

@@ -380,6 +380,27 @@ def _inlined(mod: Module, name: str) -> Function:
     return func
 
 
+def _typed_for(program: Any, params: Mapping[str, Any], sample: Sequence[Any]) -> Any:
+    """An unannotated ``@relay`` function specialized for its parameters and a calibration
+    sample (in the order of its parameters: the named ones from ``params``, the others
+    from ``sample``), so that it can be type-checked without having been called; anything
+    else as it is."""
+    from relay.frontend.function import RelayFunction
+
+    if not isinstance(program, RelayFunction) or program._annotated:
+        return program
+    rest = iter(sample)
+    args = []
+    for name in program.__signature__.parameters:
+        if name in params:
+            args.append(params[name])
+        else:
+            args.append(next(rest, None))
+    if any(a is None for a in args) or next(rest, None) is not None:
+        return program  # (the arity mismatch is reported by _specialize, with the names)
+    return program.specialize(*args)
+
+
 def _specialize(func: Function, sample: Sequence[Any]) -> Function:
     """``func`` with its parameters typed as the arrays of ``sample`` (a calibration input):
     the quantized program has the static shapes of the data it was calibrated on."""
@@ -439,10 +460,11 @@ def quantize(
 
     if mode not in ("int8", "simulated"):
         raise CompileError(f"quantize: unknown mode {mode!r} (expected 'int8' or 'simulated')")
-    mod, gv, _ = _entry_of(program, entry)
     samples = [tuple(s) if isinstance(s, list | tuple) else (s,) for s in dataset]
     if not samples:
         raise CompileError("quantize: the calibration dataset is empty")
+    program = _typed_for(program, params, samples[0])
+    mod, gv, _ = _entry_of(program, entry)
     main = mod[gv]
     assert isinstance(main, Function)
     typed_in = mod.copy()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -46,14 +47,30 @@ def primitive_op_function(name: str, args: tuple[Any, ...], attrs: dict[str, Any
     return out
 
 
+def default_target() -> Any:
+    """The target the operator checks compile for when none is given: ``$RELAY_TEST_TARGET``
+    (``cuda`` runs the operator tests on this machine's GPU, ``cuda:sm_90`` names the
+    architecture, docs/backend.md), else this CPU."""
+    from relay.backend.target import Target
+
+    spec = os.environ.get("RELAY_TEST_TARGET", "")
+    kind, _, arch = spec.partition(":")
+    if arch:
+        return Target(kind, arch=arch)
+    return Target.of(kind or None)
+
+
 def run_compiled_op(name: str, *args: Any, target: Any = None, **attrs: Any) -> Any:
-    """Compile the single call ``name(*args, **attrs)`` for ``target`` (default: this CPU)
-    and run it; tensors in, a numpy array (or a tuple of them) out."""
+    """Compile the single call ``name(*args, **attrs)`` for ``target`` (default:
+    :func:`default_target`) and run it; tensors in, a numpy array (or a tuple of them)
+    out."""
     from relay.backend.compiler import compile_functions
     from relay.backend.target import Target
 
     func = primitive_op_function(name, args, attrs)
-    lib, (symbol,) = compile_functions([func], Target.of(target))
+    lib, (symbol,) = compile_functions(
+        [func], default_target() if target is None else Target.of(target)
+    )
     outs = lib[symbol](*[a for v in args for a in _flatten(v)])
     ty = func.body._checked_type
     assert ty is not None

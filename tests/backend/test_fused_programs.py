@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import relay
+from relay.testing.lowering import default_target
 
 pytestmark = pytest.mark.tvm
 
@@ -67,7 +68,7 @@ def test_compiled_equals_interpreted(text: str, opt_level: int) -> None:
     x = rng.standard_normal((A, B)).astype(np.float32)
     r = rng.standard_normal(B).astype(np.float32)
     w = (rng.standard_normal((B, B)) / 4).astype(np.float32)
-    exe = relay.build(mod, opt_level=opt_level)
+    exe = relay.build(mod, opt_level=opt_level, target=default_target())
     assert exe.kind == "graph"
     got = exe(x, r, w)
     want = relay.interpret(mod, x, r, w)
@@ -84,7 +85,7 @@ def test_compiled_for_symbolic_sizes_equals_interpreted(text: str) -> None:
         "%x: Tensor[(6, 20), float32]", "%x: Tensor[(n, 20), float32]"
     )
     mod = relay.parse(text)
-    exe = relay.build(mod)
+    exe = relay.build(mod, target=default_target())
     assert exe.kind == "graph"
     rng = np.random.default_rng(len(text))
     r = rng.standard_normal(B).astype(np.float32)
@@ -112,7 +113,7 @@ def test_matrix_vector_product_with_its_epilogue() -> None:
     rng = np.random.default_rng(3)
     w = (rng.standard_normal((48, 64)) / 8).astype(np.float32)
     x = rng.standard_normal(64).astype(np.float32)
-    exe = relay.build(mod)
+    exe = relay.build(mod, target=default_target())
     # (the expand_dims is no kernel: see the graph executor's reshapes)
     assert [k.split("_", 1)[1].rsplit("_", 1)[0] for k in exe.kernels] == [
         "matmul_squeeze_tanh_multiply_subtract"
@@ -131,8 +132,8 @@ def test_uniform_constants_are_not_kernel_inputs() -> None:
     }"""
     mod = relay.parse(text)
     x = np.arange(20, dtype=np.float32).reshape(4, 5)
-    exe = relay.build(mod)
-    assert all(k.constants == [] for k in exe.graph.library.kernels.values())
+    exe = relay.build(mod, target=default_target())
+    assert all(k.constants == [] for k in exe.library.kernels.values())
     got = exe(x)
     np.testing.assert_array_equal(got[0], x * np.float32(-0.25))
     assert np.isnan(got[1]).all()
@@ -150,7 +151,7 @@ def test_deep_chains_of_binding_operators_compile_and_agree(op: str) -> None:
     body = "\n".join(f"  %{i + 1} = {op}({arg.format(i=i)});" for i in range(depth))
     text = f"def @main(%0: Tensor[(37, 40), float32]) {{\n{body}\n  %{depth}\n}}"
     mod = relay.parse(text)
-    exe = relay.build(mod)
+    exe = relay.build(mod, target=default_target())
     assert len(exe.kernels) == 1
     (prim,) = [f for f in _primitives(exe.module)]
     stages = [b for b in lower_primitive(prim).prim_func.script().split("\n") if "sblock(" in b]

@@ -33,6 +33,20 @@ def test_unannotated_parameters_are_specialised_per_signature():
     assert f.astext() == str(f)
 
 
+def test_specialize_types_the_function_without_running_it():
+    f = relay.function(scale)
+    x = np.ones((4,), np.float32)
+    assert f.specialize(x, 0.5) is f and len(f._compiled) == 1
+    assert str(f.checked_type) == "fn (Tensor[(4,), float32], float32) -> Tensor[(4,), float32]"
+    exe = relay.build(f)  # the specialization, built without a call
+    np.testing.assert_array_equal(exe(x, np.float32(0.5)), [2.5] * 4)
+    from relay.backend.device import Device, device_put
+
+    d = device_put(np.ones((2, 3), np.float32), Device("cpu"))  # device arrays type alike
+    f.specialize(d, 1.0)
+    assert str(f.checked_type).startswith("fn (Tensor[(2, 3), float32], float32)")
+
+
 def test_integer_arguments_keep_integer_literals():
     f = relay.function(scale)
     assert f(np.arange(3, dtype=np.int32), 1).tolist() == [1, 3, 5]

@@ -143,6 +143,20 @@ def test_simulated_quantization_agrees_with_int8() -> None:
     assert np.mean(a == b) > 0.9
 
 
+def _plain_net(x, w1, b1, w2, b2):  # type: ignore[no-untyped-def]  # _net without annotations
+    h = relay.nn.relu(relay.nn.bias_add(relay.nn.conv2d(x, w1, padding=(1, 1)), b1))
+    return relay.nn.dense(relay.nn.batch_flatten(h), w2) + b2
+
+
+def test_an_unannotated_function_is_typed_by_its_parameters_and_data() -> None:
+    params, data = _params(), _data()
+    plain = quantize(relay.function(_plain_net), params, data)  # never called before
+    typed = quantize(relay.function(_net), params, data)
+    assert plain.layers == typed.layers
+    x = data[0][0]
+    np.testing.assert_array_equal(relay.build(plain.module)(x), relay.build(typed.module)(x))
+
+
 def test_skipped_layers_stay_in_float() -> None:
     q = quantize(relay.function(_net), _params(), _data(), skip=[1])
     assert [layer.op for layer in q.layers] == ["nn.conv2d"]

@@ -37,6 +37,10 @@ from relay.backend.target import Target
 from relay.errors import CompileError
 
 
+class NoGPUSchedule(CompileError):
+    """No GPU schedule applies to a kernel (it then runs on the CPU: mixed placement)."""
+
+
 def _rules() -> list[Any]:
     from tvm.s_tir import dlight as dl
 
@@ -83,6 +87,15 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
             continue
         sch = space if not isinstance(space, list) else space[0]
         candidate = sch.mod["main"].with_attr("tirx.is_scheduled", True)
+        if accumulates_in_global_memory(candidate):
+            # a partial result kept in the output buffer: with the buffers __restrict__,
+            # nvcc reads it back through the read-only cache (``ld.global.nc``), which does
+            # not see the thread's own stores (an H100 gave stale row minima); the next
+            # rules accumulate in registers
+            flags.debug_print(
+                1, f"GPU rule {type(rule).__name__} on {name} accumulates in global memory"
+            )
+            continue
         try:
             # its launch checked, on the function as lowering will see it: a schedule that
             # reduces across threads with a reducer TVM cannot lower fails here
@@ -98,10 +111,51 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
         scheduled = candidate
         break
     if scheduled is None:
-        raise CompileError(
+        raise NoGPUSchedule(
             f"no GPU schedule applies to kernel {name} ({', '.join(lowered.op_names)})"
         )
     return scheduled
+
+
+def accumulates_in_global_memory(func: Any) -> bool:
+    """Whether a reduction of scheduled ``func`` accumulates in a buffer in global memory
+    within a thread: a reduction block writing global memory whose reduction is iterated
+    by a loop not bound to threads (or has no reduction loop left, its epilogue folded into
+    it, as dlight's ``Fallback`` does), rather than in registers or across threads."""
+    from relay.backend.runtime import tvm
+
+    tirx, s_tir = tvm().tirx, tvm().s_tir
+    undefined = tirx.analysis.undefined_vars
+    reduce_kind = tirx.IterVar.CommReduce
+    stack: list[tuple[Any, frozenset[Any]]] = [(func.body, frozenset())]  # (stmt, thread vars)
+    while stack:
+        node, threads = stack.pop()
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.THREAD_BINDING:
+            threads = threads | {node.loop_var}
+        if isinstance(node, s_tir.SBlockRealize):
+            block = node.block
+            read = [r.source for r in block.reads]
+            writes_global = [w.source for w in block.writes if str(w.source.scope()) == "global"]
+            reduces = [
+                value
+                for iv, value in zip(block.iter_vars, node.iter_values, strict=True)
+                if iv.iter_type == reduce_kind
+            ]
+            reducing = block.init is not None or any(
+                buf.same_as(r) for buf in writes_global for r in read
+            )
+            if writes_global and reducing:
+                serial = [v for value in reduces for v in undefined(value) if v not in threads]
+                if serial or not reduces:
+                    return True
+        if isinstance(node, tirx.SeqStmt):
+            stack.extend((child, threads) for child in node.seq)
+            continue
+        for attr in ("body", "block", "then_case", "else_case"):
+            child = getattr(node, attr, None)
+            if isinstance(child, tirx.Stmt):
+                stack.append((child, threads))
+    return False
 
 
 THREADS = 256
@@ -119,19 +173,24 @@ def schedule_rows(sch: Any, lowered: LoweredFunc) -> None:
 
     inline_producers(sch)
     root = sch.get_sblock("root")
-    blocks = sch.get_child_blocks(root)
     outputs = sch.get_output_blocks(root)
     if len(outputs) != 1:
         raise ValueError("one output only")
     out = outputs[0]
+    writeback = is_reduction(sch, out)
+    if writeback:
+        # the thread's partial result in a register, stored once by a write-back block
+        # (see schedule_gpu on accumulating in the output buffer)
+        sch.cache_write(out, 0, "local")
+        out = sch.get_output_blocks(root)[0]
+    blocks = sch.get_child_blocks(root)
     loops = sch.get_loops(out)
     if not loops:  # a scalar result: one thread
         loops = [sch.add_unit_loop(out)]
     reducing = any(is_reduction(sch, b) for b in blocks)
-    rows = loops[:-1] if reducing and len(loops) > 1 else loops
-    if is_reduction(sch, out):  # a reduction output: its spatial loops are the rows
-        kinds = [iv.iter_type for iv in sch.get(out).iter_vars]
-        rows = [lp for lp, k in zip(loops, kinds, strict=True) if k == 0]
+    # the rows: every loop of a reduction's write-back; of another output computed from a
+    # reduction, all but the last (the reduced one)
+    rows = loops[:-1] if reducing and not writeback and len(loops) > 1 else loops
     fused = sch.fuse(*rows) if len(rows) > 1 else rows[0]
     bx, tx = sch.split(fused, [None, THREADS])
     sch.bind(bx, "blockIdx.x")

@@ -1,0 +1,280 @@
+"""Devices and arrays that live in a device's memory.
+
+A program compiled for a GPU (``relay.build(f, target="cuda")``) takes and returns
+:class:`DeviceArray` values: arrays in the GPU's memory, which stay there from call to call
+until the program's user asks for their values (``.numpy()``, ``np.asarray``). Parameters
+are placed on the device once with :func:`device_put` and are then passed as they are; a
+numpy argument is copied to the device at each call. Arrays of other GPU frameworks (CuPy,
+PyTorch CUDA tensors) are exchanged without a copy through DLPack, in both directions:
+:func:`from_dlpack` (or passing them straight to a program) and ``__dlpack__``
+(``torch.from_dlpack(result)``).
+
+Kernels run in the order they are launched on the device's default stream, which orders
+them with every copy relay makes, so relay synchronizes only where a value is needed on the
+host: reading an array (``.numpy()``), and a kernel's run-time checks (a failed bound check
+is read back after the kernel that made it).
+
+Memory: a result is carved from a block of device memory that goes back to a per-device
+pool when its :class:`DeviceArray` is dropped (the next call's results reuse it), as the
+caching allocators of PyTorch and CuPy do, because freeing CUDA memory synchronizes the
+whole device. A block whose array was handed to another framework through DLPack never
+goes back: that framework may still use it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from relay.backend.runtime import numpy_dtype, tvm
+from relay.errors import ExecutionError
+
+Array = np.ndarray[Any, np.dtype[Any]]
+
+_DLPACK_KIND = {1: "cpu", 2: "cuda"}
+"""DLPack device types (``kDLCPU``, ``kDLCUDA``) relay runs on."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device: ``Device("cuda", 0)`` (the first GPU) or ``Device("cpu")``."""
+
+    kind: str = "cpu"
+    index: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("cpu", "cuda"):
+            raise ExecutionError(f"unknown device {self.kind!r} (known: 'cpu', 'cuda')")
+
+    def tvm_device(self) -> Any:
+        """The TVM device."""
+        return tvm().device(self.kind, self.index)
+
+    @property
+    def exists(self) -> bool:
+        """Whether this machine has the device (and the runtime can reach it)."""
+        try:
+            return bool(self.tvm_device().exist)
+        except Exception:  # a runtime built without CUDA
+            return False
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.index}"
+
+
+def cpu() -> Device:
+    """The host CPU."""
+    return Device("cpu")
+
+
+def cuda(index: int = 0) -> Device:
+    """The CUDA GPU ``index``."""
+    return Device("cuda", index)
+
+
+def gpu_available() -> bool:
+    """Whether a CUDA GPU can run relay's kernels here."""
+    return cuda().exists
+
+
+class _Pool:
+    """Free blocks of one device's memory, by size in bytes (see the module docstring)."""
+
+    KEEP = 8
+    """Free blocks kept per size; more are released."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+        self.free: dict[int, list[Any]] = {}
+        self.lock = threading.Lock()
+
+    def take(self, nbytes: int) -> Any:
+        with self.lock:
+            blocks = self.free.get(nbytes)
+            if blocks:
+                return blocks.pop()
+        return tvm().runtime.empty((max(nbytes, 1),), "uint8", self.device)
+
+    def give(self, nbytes: int, block: Any) -> None:
+        with self.lock:
+            blocks = self.free.setdefault(nbytes, [])
+            if len(blocks) < self.KEEP:
+                blocks.append(block)
+
+
+_POOLS: dict[str, _Pool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(device: Any) -> _Pool:
+    key = str(device)
+    with _POOLS_LOCK:
+        found = _POOLS.get(key)
+        if found is None:
+            found = _POOLS[key] = _Pool(device)
+        return found
+
+
+class DeviceArray:
+    """An array in a device's memory: what a program compiled for a GPU returns, and what
+    :func:`device_put` makes. ``np.asarray(a)`` or ``a.numpy()`` copies it to the host
+    (waiting for the kernels that compute it); ``a.shape``, ``a.dtype`` and ``a.device``
+    need no copy; DLPack hands it to another framework without a copy."""
+
+    __slots__ = ("_block", "_escaped", "_nbytes", "_pool", "_tensor")
+
+    def __init__(self, tensor: Any, block: Any = None, pool: _Pool | None = None) -> None:
+        self._tensor = tensor
+        self._block = block
+        self._pool = pool
+        self._nbytes = 0 if block is None else int(block.shape[0])
+        self._escaped = block is None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The array's shape."""
+        return tuple(int(d) for d in self._tensor.shape)
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """The array's numpy dtype."""
+        return numpy_dtype(str(self._tensor.dtype))
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return len(self._tensor.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        """The size of the data in bytes."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def device(self) -> Device:
+        """Where the array lives."""
+        dev = self._tensor.device
+        return Device(_DLPACK_KIND.get(int(dev.dlpack_device_type()), "cpu"), int(dev.index))
+
+    def numpy(self) -> Array:
+        """The values, copied to a new numpy array (synchronizes with the device)."""
+        out: Array = self._tensor.numpy()
+        return out
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Array:
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype.name}, device={self.device})"
+
+    def tvm_tensor(self) -> Any:
+        """The TVM tensor holding the data (its memory is then never reused by relay)."""
+        self._escaped = True
+        return self._tensor
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        self._escaped = True  # the other framework may hold the memory beyond this array
+        return self._tensor.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        result: tuple[int, int] = self._tensor.__dlpack_device__()
+        return result
+
+    def __del__(self) -> None:
+        pool = self._pool
+        if pool is not None and not self._escaped:
+            self._tensor = None
+            pool.give(self._nbytes, self._block)
+
+
+def pooled(shape: tuple[int, ...], dtype: np.dtype[Any], device: Any) -> DeviceArray:
+    """A new uninitialized :class:`DeviceArray` on TVM device ``device``, from its pool."""
+    pool = _pool(device)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    block = pool.take(nbytes)
+    view = block._create_view(shape, _tvm_dtype(dtype))
+    return DeviceArray(view, block, pool)
+
+
+def _tvm_dtype(dtype: np.dtype[Any]) -> str:
+    return "bfloat16" if dtype.name == "bfloat16" else dtype.name
+
+
+def _default_device() -> Device:
+    return cuda() if gpu_available() else cpu()
+
+
+def device_put(x: Any, device: Device | None = None) -> DeviceArray:
+    """``x`` (an array, anything ``np.asarray`` takes, or a DeviceArray) in ``device``'s
+    memory (default: the first GPU, or the CPU without one). Parameters placed there once
+    stay there: pass the result to a GPU program at every call and nothing is copied."""
+    device = device or _default_device()
+    if isinstance(x, DeviceArray) and x.device == device:
+        return x
+    dev = device.tvm_device()
+    if not device.exists:
+        raise ExecutionError(f"device {device} is not available on this machine")
+    if isinstance(x, DeviceArray):
+        out = pooled(x.shape, x.dtype, dev)
+        out._tensor.copyfrom(x._tensor)
+        return out
+    a = np.asarray(x)
+    if not a.flags.c_contiguous:  # (np.ascontiguousarray would make a scalar 1-d)
+        a = a.copy(order="C")
+    if a.dtype.kind not in "biuf" or a.dtype.itemsize > 8:
+        raise ExecutionError(f"device_put: arrays of dtype {a.dtype} cannot go to a device")
+    out = pooled(a.shape, a.dtype, dev)
+    if a.size:
+        out._tensor.copyfrom(a)
+    return out
+
+
+def from_dlpack(obj: Any) -> DeviceArray:
+    """A DeviceArray sharing the memory of ``obj``, an array of another framework that
+    supports DLPack (a CuPy array, a PyTorch tensor, a numpy array), without a copy (a
+    program it is passed to copies it only if it is not 64-byte aligned, as its kernels
+    assume)."""
+    tvm()  # (loads the runtime tvm_ffi's tensors belong to)
+    import tvm_ffi
+
+    try:
+        tensor = tvm_ffi.from_dlpack(obj)
+    except Exception as err:
+        raise ExecutionError(f"from_dlpack: {type(obj).__name__} cannot be shared: {err}") from None
+    return DeviceArray(tensor)
+
+
+def dlpack_device(obj: Any) -> Device | None:
+    """The device of an object that supports DLPack, or None (numpy arrays included, which
+    relay reads as host arrays)."""
+    if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
+        return None
+    kind, index = obj.__dlpack_device__()
+    name = _DLPACK_KIND.get(int(kind))
+    return Device(name, int(index)) if name else None
+
+
+__all__ = [
+    "Device",
+    "DeviceArray",
+    "cpu",
+    "cuda",
+    "device_put",
+    "dlpack_device",
+    "from_dlpack",
+    "gpu_available",
+]

@@ -1,0 +1,287 @@
+"""Device memory and the graph executor on a device.
+
+The device executor's rules (staging, results from the pool, DLPack, run-time checks, plans
+of symbolic sizes) are tested here on the CPU device, with kernels compiled for the CPU:
+the code is the one a GPU runs, only the memory differs. The tests marked ``gpu`` run
+programs compiled for CUDA on this machine's GPU and skip without one (docs/backend.md,
+"Running on the GPU").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import relay
+from relay.backend.device import Device, DeviceArray, _pool, device_put, from_dlpack
+from relay.backend.device_executor import DeviceGraphExecutor, device_executor
+from relay.errors import ExecutionError, TypeCheckError
+
+pytestmark = pytest.mark.tvm
+
+CPU = Device("cpu")
+
+PROGRAM = """
+def @main(%x: Tensor[(6, 8), float32], %w: Tensor[(8, 4), float32], %b: Tensor[(4,), float32]) {
+  %0 = nn.relu(add(nn.matmul(%x, %w), %b));
+  %1 = reshape(%0, newshape=[24]);
+  (%1, sum(%x, axis=[1]), %b, multiply(%x, 2f))
+}"""
+
+
+def args() -> tuple[Any, ...]:
+    rng = np.random.default_rng(0)
+    return (
+        rng.standard_normal((6, 8)).astype(np.float32),
+        rng.standard_normal((8, 4)).astype(np.float32),
+        rng.standard_normal(4).astype(np.float32),
+    )
+
+
+def on_cpu(text: str) -> tuple[Any, Any]:
+    """The executable for this CPU and its plan run by the device executor on the CPU."""
+    exe = relay.build(relay.parse(text))
+    return exe, device_executor(exe.graph.plan, exe.graph.library, CPU)
+
+
+def test_device_put_and_back() -> None:
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    d = device_put(a, CPU)
+    assert isinstance(d, DeviceArray)
+    assert (d.shape, d.dtype, d.ndim, d.size, d.nbytes, len(d)) == ((3, 4), np.int32, 2, 12, 48, 3)
+    assert d.device == CPU and str(d.device) == "cpu:0"
+    assert repr(d) == "DeviceArray(shape=(3, 4), dtype=int32, device=cpu:0)"
+    np.testing.assert_array_equal(d.numpy(), a, strict=True)
+    np.testing.assert_array_equal(np.asarray(d, dtype=np.float64), a.astype(np.float64))
+    assert device_put(d, CPU) is d
+    a[0, 0] = 99  # a copy: the device array keeps its values
+    assert d.numpy()[0, 0] == 0
+    empty = device_put(np.zeros((0, 3), np.float32), CPU)
+    assert empty.shape == (0, 3) and empty.numpy().shape == (0, 3)
+
+
+def test_bad_device_values_are_errors() -> None:
+    with pytest.raises(ExecutionError, match="unknown device 'tpu'"):
+        Device("tpu")
+    with pytest.raises(ExecutionError, match="arrays of dtype <U1 cannot go to a device"):
+        device_put(np.array(["a"]), CPU)
+    with pytest.raises(ExecutionError, match="from_dlpack: list cannot be shared"):
+        from_dlpack([1, 2])
+
+
+def test_arrays_are_exchanged_through_dlpack_without_a_copy() -> None:
+    a = np.arange(6, dtype=np.float32)
+    shared = from_dlpack(a)
+    a[2] = -1.0
+    assert shared.numpy()[2] == -1.0  # the same memory
+    d = device_put(np.ones(5, np.float64), CPU)
+    back = np.from_dlpack(d)
+    np.testing.assert_array_equal(back, np.ones(5))
+    assert d._escaped  # handed out: its memory never returns to the pool
+
+
+def test_the_device_executor_runs_the_plan_of_the_cpu() -> None:
+    exe, dev = on_cpu(PROGRAM)
+    x, w, b = args()
+    got = dev.run_flat([x, w, b])
+    assert all(isinstance(g, DeviceArray) and g.device == CPU for g in got)
+    want = exe(x, w, b)
+    for g, e in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, strict=True)
+    # the result that is an argument is a copy of it
+    assert got[2].numpy() is not b
+    # arguments already on the device are passed as they are, in any mix with host arrays
+    again = dev.run_flat([device_put(x, CPU), w, from_dlpack(b)])
+    for g, e in zip(again, want, strict=True):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-6)
+
+
+def test_arguments_are_checked() -> None:
+    _, dev = on_cpu(PROGRAM)
+    x, w, b = args()
+    with pytest.raises(TypeCheckError) as err:
+        dev.run_flat([device_put(x[:, :4].copy(), CPU), w, b], "@main")
+    assert str(err.value) == (
+        "@main: expected an argument of type Tensor[(6, 8), float32], got a device array of "
+        "shape (6, 4) and dtype float32"
+    )
+    with pytest.raises(TypeCheckError) as err:
+        dev.run_flat([x, w, device_put(b.astype(np.float64), CPU)], "@main")
+    assert str(err.value) == (
+        "@main: expected an argument of type Tensor[(4,), float32], got a device array of "
+        "shape (4,) and dtype float64"
+    )
+    with pytest.raises(TypeCheckError) as err:
+        dev.run_flat([x.T, w, b], "@main")
+    assert str(err.value) == (
+        "@main: expected an argument of type Tensor[(6, 8), float32], got an array of shape (8, 6)"
+    )
+    # a host array of another layout or a convertible scalar dtype is staged, not refused
+    got = dev.run_flat([np.asfortranarray(x), w, b])
+    np.testing.assert_allclose(got[3].numpy(), x * 2)
+
+
+def test_scalars_stay_scalars() -> None:
+    _, dev = on_cpu("def @main(%x: Tensor[(5,), float32], %s: float32) { (sum(%x), %s) }")
+    total, s = dev.run_flat([np.arange(5, dtype=np.float32), np.float32(2.5)])
+    assert total.shape == () and s.shape == ()
+    assert (total.numpy(), s.numpy()) == (10.0, 2.5)
+    assert device_put(np.float64(1.5), CPU).shape == ()
+
+
+def test_dropped_results_give_their_memory_back() -> None:
+    _, dev = on_cpu("def @main(%x: Tensor[(64,), float32]) { exp(%x) }")
+    x = np.zeros(64, np.float32)
+    first = dev.run_flat([x])
+    ptr = first._tensor.data_ptr()
+    del first
+    second = dev.run_flat([x])
+    assert second._tensor.data_ptr() == ptr  # the same block, from the pool
+    np.testing.assert_array_equal(second.numpy(), np.ones(64, np.float32))
+    kept = np.from_dlpack(second)  # handed out: never reused while numpy holds it
+    del second
+    third = dev.run_flat([x])
+    assert third._tensor.data_ptr() != ptr
+    third_values = third.numpy()
+    np.testing.assert_array_equal(kept, third_values)
+
+
+def test_a_failed_run_time_check_is_read_back() -> None:
+    _, dev = on_cpu(
+        "def @main(%a: Tensor[(4,), int32], %b: Tensor[(4,), int32]) { divide(%a, %b) }"
+    )
+    a = np.arange(4, dtype=np.int32)
+    np.testing.assert_array_equal(dev.run_flat([a, np.ones(4, np.int32)]).numpy(), a)
+    with pytest.raises(ExecutionError, match="integer division by zero"):
+        dev.run_flat([a, np.array([1, 0, 1, 1], np.int32)])
+
+
+def test_plans_of_symbolic_sizes_run_an_executor_per_size() -> None:
+    exe, dev = on_cpu(
+        "def @main[n: Shape](%x: Tensor[(n, 3), float32]) { sum(tanh(%x), axis=[1]) }"
+    )
+    for rows in (1, 5, 17, 5):
+        x = np.linspace(-1, 1, rows * 3, dtype=np.float32).reshape(rows, 3)
+        np.testing.assert_allclose(dev.run_flat([x]).numpy(), exe(x), rtol=1e-6)
+    assert len(dev._instances) == 3
+    assert all(isinstance(e, DeviceGraphExecutor) for e in dev._instances.values())
+
+
+def test_profile_times_each_kernel() -> None:
+    exe, dev = on_cpu(PROGRAM)
+    prof = dev.profile(list(args()), repeat=3)
+    assert [k for k, _ in prof] == exe.kernels
+    assert all(ms >= 0 for _, ms in prof)
+
+
+def test_the_pool_keeps_a_bounded_number_of_blocks() -> None:
+    pool = _pool(CPU.tvm_device())
+    arrays = [device_put(np.zeros(3, np.float32), CPU) for _ in range(pool.KEEP + 3)]
+    pool.free.clear()
+    del arrays
+    assert len(pool.free[12]) == pool.KEEP
+
+
+# -- on a GPU -------------------------------------------------------------------------------------
+
+gpu = pytest.mark.skipif(not relay.gpu_available(), reason="no CUDA GPU on this machine")
+
+
+@gpu
+@pytest.mark.gpu
+def test_a_program_runs_on_the_gpu_and_its_results_stay_there() -> None:
+    mod = relay.parse(PROGRAM)
+    exe = relay.build(mod, target="cuda")
+    x, w, b = args()
+    want = relay.build(mod)(x, w, b)
+    wd, bd = relay.device_put(w), relay.device_put(b)  # parameters placed once
+    assert wd.device == relay.Device("cuda")
+    for _ in range(3):
+        got = exe(x, wd, bd)
+        assert all(isinstance(g, DeviceArray) and g.device.kind == "cuda" for g in got)
+    for g, e in zip(got, want, strict=True):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-5, atol=1e-5)
+    assert [k for k, _ in exe.profile(x, w, b, repeat=2)] == exe.kernels
+
+
+@gpu
+@pytest.mark.gpu
+def test_results_go_to_torch_and_cupy_without_a_copy() -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch has no CUDA here")
+    exe = relay.build(relay.parse("def @main(%x: Tensor[(1000,), float32]) { exp(%x) }"), "cuda")
+    x = torch.linspace(-2, 2, 1000, device="cuda")
+    out = exe(x)  # a CUDA tensor is passed without a copy
+    t = torch.from_dlpack(out)
+    assert t.device.type == "cuda"
+    torch.testing.assert_close(t, torch.exp(x), rtol=1e-6, atol=0)
+    cupy = pytest.importorskip("cupy")
+    c = cupy.from_dlpack(exe(x))
+    np.testing.assert_allclose(cupy.asnumpy(c), np.exp(x.cpu().numpy()), rtol=1e-6)
+
+
+@relay
+def mlp_loss(w1, w2, x, y):  # type: ignore[no-untyped-def]
+    h = np.tanh(x @ w1)
+    return -np.sum(relay.nn.log_softmax(h @ w2) * y) / 32.0
+
+
+mlp_grad = relay.grad(mlp_loss, argnums=(0, 1))
+
+
+@relay
+def train_step(w1, w2, x, y):  # type: ignore[no-untyped-def]
+    loss, g = mlp_grad(w1, w2, x, y)
+    return w1 - 0.1 * g[0], w2 - 0.1 * g[1], loss
+
+
+@gpu
+@pytest.mark.gpu
+def test_a_training_step_with_grad_runs_on_the_gpu() -> None:
+    rng = np.random.default_rng(1)
+    w1 = (rng.standard_normal((64, 128)) / 8).astype(np.float32)
+    w2 = (rng.standard_normal((128, 10)) / 8).astype(np.float32)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 32)]
+    want = train_step(w1, w2, x, y)
+    exe = relay.build(train_step.specialize(w1, w2, x, y), target="cuda")
+    params = relay.device_put(w1), relay.device_put(w2)
+    for _ in range(2):  # the updated parameters stay on the device
+        *params, _ = exe(*params, x, y)
+    np.testing.assert_allclose(np.asarray(exe(w1, w2, x, y)[2]), want[2], rtol=1e-4)
+    first = exe(w1, w2, x, y)
+    for g, e in zip(first, want, strict=True):
+        np.testing.assert_allclose(np.asarray(g), e, rtol=1e-4, atol=1e-5)
+
+
+@gpu
+@pytest.mark.gpu
+def test_a_kernel_called_directly_runs_on_the_gpu() -> None:
+    from relay.testing.lowering import check_op_lowering
+
+    x = np.linspace(-3, 3, 257, dtype=np.float32)
+    check_op_lowering("tanh", x, target="cuda", rtol=1e-5, atol=1e-6)
+
+
+def test_kernels_placed_elsewhere_run_through_host_copies() -> None:
+    # mixed placement: a GPU program's kernel without a GPU schedule runs on the host, its
+    # inputs copied there and its outputs back (here: kernels marked as another device's,
+    # on the CPU device, through the same copies)
+    import dataclasses
+
+    from relay.backend.compiler import KernelLibrary
+
+    exe = relay.build(relay.parse(PROGRAM))
+    lib = exe.graph.library
+    moved = {n: dataclasses.replace(k, device="elsewhere") for n, k in lib.kernels.items()}
+    first = next(iter(moved))
+    mixed = KernelLibrary({**lib.kernels, first: moved[first]}, lib.module, lib.key)
+    dev = DeviceGraphExecutor(exe.graph.plan, mixed, CPU)
+    assert dev.host_kernels == [first]
+    x, w, b = args()
+    for g, e in zip(dev.run_flat([x, w, b]), exe(x, w, b), strict=True):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-6)
+    assert [k for k, _ in dev.profile([x, w, b], repeat=2)] == exe.kernels
