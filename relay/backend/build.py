@@ -313,9 +313,15 @@ class Executable:
         from relay.backend.vm.machine import kernel_values
 
         assert self.vm is not None
-        values = kernel_values(args)
+        if self.target.is_gpu:  # device arrays are checked by their types, never copied
+            from relay.backend.vm.device import checked_shadow, device_values
+
+            shadows = kernel_values([checked_shadow(a) for a in args])
+            values = device_values(args)
+        else:
+            shadows = values = kernel_values(args)
         try:
-            check_arguments(self._entry_function(), values, self.name)
+            check_arguments(self._entry_function(), shadows, self.name)
         except ExecutionError as err:
             raise TypeCheckError(err.message, err.span) from None
         result = self.vm.run(values)
@@ -365,7 +371,7 @@ class Executable:
         """Write the executable to ``path`` (a zip file; written atomically)."""
         from relay.backend.cache import library_metadata
 
-        if self.device_plan is not None:
+        if self.target.is_gpu:
             raise CompileError(
                 f"{self.name} is compiled for {self.target}: saving GPU executables is not "
                 "built yet"
@@ -577,9 +583,16 @@ def _build_gpu(
     try:
         plan, library = compile_plan(optimized.functions[gv], target)
     except NotDataflow as why:
-        raise CompileError(
-            f"{name}: the CUDA target compiles dataflow programs only for now; it has {why}"
-        ) from None
+        from relay.backend.vm import NotCompilable, compile_vm
+
+        flags.debug_print(1, f"{name} runs on the VM on the GPU: it has {why}")
+        try:
+            vm = compile_vm(optimized, gv, target)
+        except NotCompilable as reason:
+            raise CompileError(
+                f"{name}: the CUDA target cannot compile this program: the VM does not run {reason}"
+            ) from None
+        return Executable(optimized, gv, target, None, name, vm)
     exe = Executable(optimized, gv, target, None, name)
     exe.device_plan = plan
     exe.device_library = library

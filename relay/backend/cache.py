@@ -371,7 +371,7 @@ class KernelCache:
         entries: dict[str, list[tuple[Path, os.stat_result]]] = {}
         try:
             for p in directory.iterdir():
-                if p.suffix in (".so", ".json") and not p.name.startswith("."):
+                if p.suffix in (".so", ".json", ".ptx") and not p.name.startswith("."):
                     key = p.name.split("-", 1)[0].split(".", 1)[0]
                     entries.setdefault(key, []).append((p, p.stat()))
         except OSError:
@@ -427,6 +427,45 @@ class KernelCache:
         thread.start()
         with self.lock:
             self._pending.append(thread)
+
+    # -- device code ---------------------------------------------------------------------------
+
+    def lookup_device_code(self, key: str) -> bytes | None:
+        """The device code stored by :meth:`store_device_code` under ``key`` (from disk), or
+        None; a corrupt entry is removed."""
+        directory = self.directory()
+        if directory is None:
+            return None
+        path = directory / f"D{key}.ptx"
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        header, _, code = data.partition(b"\n")
+        if header != f"// relay sha256={_digest(code)}".encode():
+            flags.debug_print(1, f"device code cache entry {key[:12]} is corrupt; recompiling")
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)
+        self.disk_hits += 1
+        return code
+
+    def store_device_code(self, key: str, code: bytes) -> None:
+        """Write device code (``D<key>.ptx``, a checksum on its first line) when the disk
+        cache is on and writable."""
+        directory = self.directory(create=True)
+        if directory is None:
+            return
+        try:
+            _atomic_write(
+                directory, f"D{key}.ptx", f"// relay sha256={_digest(code)}\n".encode() + code
+            )
+        except OSError as err:
+            self._warn(str(directory), f"kernel cache {directory} is read-only here: {err}")
+            return
+        self.evict(directory)
 
     def clear_memory(self) -> None:
         """Forget the libraries loaded in this process (the disk cache stays)."""

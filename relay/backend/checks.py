@@ -61,6 +61,7 @@ def compare_with_interpreter(exe: Executable, args: tuple[Any, ...], result: Any
     expected = exe.interpret(*args)
     why: str | None
     if exe.vm is not None:
+        result = _on_host(result)
         from relay.backend.interpreter.values import format_value, values_equal
 
         if values_equal(result, expected, RTOL, ATOL):
@@ -78,19 +79,36 @@ def compare_with_interpreter(exe: Executable, args: tuple[Any, ...], result: Any
     )
 
 
+def _on_host(value: Any) -> Any:
+    """``value`` with its device arrays copied to the host (a GPU program's results)."""
+    from relay.backend.device import DeviceArray
+    from relay.backend.interpreter.values import ConstructorValue
+
+    if isinstance(value, DeviceArray):
+        return value.numpy()
+    if type(value) is tuple:
+        return tuple(_on_host(v) for v in value)
+    if type(value) is ConstructorValue:
+        from relay.backend.vm.device import _map_constructor
+
+        return _map_constructor(value, _on_host)
+    return value
+
+
 def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
     from relay.backend.graph_executor import flatten_args, plan_function
     from relay.backend.interpreter import interpret
+    from relay.backend.interpreter.values import to_value
     from relay.backend.lower import rebuild_type, static_shape
     from relay.ir.printer import astext
 
-    graph = exe.graph
-    assert graph is not None
-    plan = graph.plan
+    plan = exe.graph.plan if exe.graph is not None else exe.device_plan
+    library = exe.library
+    assert plan is not None and library is not None
     _, prims = plan_function(exe.module.functions[exe.entry])
     values: dict[int, Any] = dict(plan.constants)
     for slot, a in zip(plan.input_slots, flatten_args(args, plan.param_types), strict=True):
-        values[slot] = np.asarray(a)
+        values[slot] = to_value(a)
     kernel_steps = iter(prims)
     for step in plan.steps:
         ins = [values[s] for s in step.inputs]
@@ -98,7 +116,7 @@ def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
             values[step.outputs[0]] = ins[0].reshape(static_shape(plan.slot_types[step.outputs[0]]))
             continue
         prim = next(kernel_steps)
-        kernel = graph.library.kernels[step.kernel]
+        kernel = library.kernels[step.kernel]
         got = kernel(*ins)
         it = iter(ins)
         params = [rebuild_type(p.checked_type, it) for p in prim.params]

@@ -5,7 +5,9 @@ function registered as ``tvm_callback_cuda_compile``; TVM's own uses NVRTC throu
 ``cuda-bindings`` package, which the project does not install. Relay registers its own
 (:func:`_compile_callback`): nvcc compiles the source to PTX for the target's architecture
 (``nvcc --ptx -arch=sm_90 -O3``), which the CUDA driver compiles to machine code when the
-module is loaded, and which runs on that architecture and newer. The architecture comes from
+module is loaded, and which runs on that architecture and newer. The PTX is kept in the
+disk kernel cache, keyed by the source, the architecture and nvcc's version, so a kernel is
+never compiled by nvcc twice. The architecture comes from
 :data:`_ARCH`, set around each compilation (compilations run on several threads).
 
 Launch limits (:func:`check_launch`): TVM launches a kernel with the thread extents its
@@ -21,6 +23,8 @@ driver.
 from __future__ import annotations
 
 import contextvars
+import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -55,13 +59,35 @@ def nvcc() -> str | None:
 
 
 def compile_ptx(source: str, arch: str) -> bytes:
-    """PTX for CUDA C ``source`` on architecture ``arch`` (``sm_90``), by nvcc."""
+    """PTX for CUDA C ``source`` on architecture ``arch`` (``sm_90``), by nvcc, or from the
+    disk cache (keyed by the source, the architecture and nvcc's version)."""
+    from relay.backend.cache import kernel_cache
+
     path = nvcc()
     if path is None:
         raise CompileError(
             "the CUDA target needs nvcc (the CUDA toolkit's compiler) on PATH or in "
             "$CUDA_HOME/bin to compile its kernels"
         )
+    key = hashlib.sha256(f"{arch}\n{nvcc_version(path)}\n{source}".encode()).hexdigest()
+    cache = kernel_cache()
+    found = cache.lookup_device_code(key)
+    if found is not None:
+        return found
+    ptx = _run_nvcc(path, source, arch)
+    cache.store_device_code(key, ptx)
+    return ptx
+
+
+@functools.cache
+def nvcc_version(path: str) -> str:
+    """The last line of ``nvcc --version`` (its release and build)."""
+    done = subprocess.run([path, "--version"], capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def _run_nvcc(path: str, source: str, arch: str) -> bytes:
     with tempfile.TemporaryDirectory(prefix="relay-cuda-") as tmp:
         src, out = Path(tmp) / "kernels.cu", Path(tmp) / "kernels.ptx"
         src.write_text(source)

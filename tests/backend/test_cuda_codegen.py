@@ -117,14 +117,6 @@ def test_target_errors() -> None:
         )
 
 
-def test_a_program_with_control_flow_is_refused_for_now() -> None:
-    mod = relay.parse(
-        "def @main(%x: Tensor[(4,), float32], %c: bool) { if (%c) { tanh(%x) } else { %x } }"
-    )
-    with pytest.raises(CompileError, match="the CUDA target compiles dataflow programs only"):
-        relay.build(mod, target=SM90)
-
-
 def _bound(tag: str, extent: int, shared: bool = False) -> Any:
     """``b = a + 1`` over ``extent`` floats, its loop bound to ``tag``; with ``shared``,
     ``a`` read through a copy in shared memory (the whole of it)."""
@@ -209,3 +201,29 @@ def @main(%x: Tensor[(3, 7, 5), float32], %y: Tensor[(3, 1), float32]) {
         for buf in written:  # each output is written from a register, and never read
             assert body.count(f"{buf}[") == len(re.findall(rf"{buf}\[[^]]*\] = ", body)), body
     assert "CUDART_NAN_F" not in source
+
+
+SOURCE = 'extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }\n'
+
+
+def test_device_code_is_cached_on_disk_by_source_and_architecture(
+    cache_dir: Any, monkeypatch: Any
+) -> None:
+    from relay.backend.cache import kernel_cache
+
+    runs: list[str] = []
+    real = cuda._run_nvcc
+    monkeypatch.setattr(cuda, "_run_nvcc", lambda p, s, a: runs.append(a) or real(p, s, a))
+    first = cuda.compile_ptx(SOURCE, "sm_90")
+    assert cuda.compile_ptx(SOURCE, "sm_90") == first and runs == ["sm_90"]
+    files = sorted(cache_dir.glob("D*.ptx"))
+    assert len(files) == 1 and files[0].stat().st_mode & 0o777 == 0o600
+    assert ".target sm_80" in cuda.compile_ptx(SOURCE, "sm_80").decode()  # another key
+    assert runs == ["sm_90", "sm_80"] and len(list(cache_dir.glob("D*.ptx"))) == 2
+    # a corrupted entry is detected by its checksum and compiled again
+    files[0].write_bytes(files[0].read_bytes().replace(b"twice", b"thrice"))
+    assert cuda.compile_ptx(SOURCE, "sm_90") == first and runs[-1] == "sm_90"
+    assert kernel_cache().lookup_device_code("0" * 64) is None
+    with relay.flags.override(cache=False):  # the disk cache off: nvcc every time
+        cuda.compile_ptx(SOURCE, "sm_90")
+    assert len(runs) == 4

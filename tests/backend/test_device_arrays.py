@@ -208,6 +208,15 @@ def test_a_program_runs_on_the_gpu_and_its_results_stay_there() -> None:
 
 @gpu
 @pytest.mark.gpu
+def test_relay_checks_compare_a_gpu_program_with_the_interpreter() -> None:
+    exe = relay.build(relay.parse(PROGRAM), target="cuda")
+    x, w, b = args()
+    with relay.flags.override(checks=True):
+        exe(x, relay.device_put(w), b)  # (raises ExecutionError on a difference)
+
+
+@gpu
+@pytest.mark.gpu
 def test_results_go_to_torch_and_cupy_without_a_copy() -> None:
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
@@ -285,3 +294,16 @@ def test_kernels_placed_elsewhere_run_through_host_copies() -> None:
     for g, e in zip(dev.run_flat([x, w, b]), exe(x, w, b), strict=True):
         np.testing.assert_allclose(g.numpy(), e, rtol=1e-6)
     assert [k for k, _ in dev.profile([x, w, b], repeat=2)] == exe.kernels
+
+
+def test_device_arrays_are_values_for_the_interpreter() -> None:
+    # (what RELAY_CHECKS runs a GPU program's arguments through)
+    from relay.backend.interpreter.values import to_value
+
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for d in (device_put(a, CPU), from_dlpack(a)):
+        v = to_value(d)
+        assert type(v) is np.ndarray
+        np.testing.assert_array_equal(v, a, strict=True)
+    mod = relay.parse("def @main(%x: Tensor[(2, 3), float32]) { sum(%x) }")
+    assert relay.interpret(mod, device_put(a, CPU)) == 15.0

@@ -20,6 +20,7 @@ prints and compares without recursion.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, Union
 
@@ -214,6 +215,14 @@ def to_value(obj: object) -> Value:
         return tuple(to_value(x) for x in obj)
     if isinstance(obj, Closure | ConstructorValue | RefValue | Op | Constructor):
         return obj
+    device = sys.modules.get("relay.backend.device")
+    if device is not None and (
+        isinstance(obj, device.DeviceArray) or device.dlpack_device(obj) is not None
+    ):  # an array in a device's memory (relay's, or another framework's through DLPack)
+        host: npt.NDArray[Any] = (
+            obj.numpy() if isinstance(obj, device.DeviceArray) else device.from_dlpack(obj).numpy()
+        )
+        return host
     if isinstance(obj, list):
         arr = np.asarray(obj)
         if arr.dtype == np.float64:

@@ -49,10 +49,14 @@ class VMExecutor:
         """This thread's machine."""
         vm: VirtualMachine | None = getattr(self._local, "vm", None)
         if vm is None:
-            vm = self._local.vm = VirtualMachine(
-                self.program, self.library, owner=self.machine, dynamic=self.dynamic
-            )
+            vm = self._local.vm = self.new_machine()
         return vm
+
+    def new_machine(self, **kw: Any) -> VirtualMachine:
+        """A machine for this program (``kw``: :class:`VirtualMachine`'s options)."""
+        return VirtualMachine(
+            self.program, self.library, owner=self.machine, dynamic=self.dynamic, **kw
+        )
 
     def run(self, args: Sequence[Any]) -> Any:
         """Run the entry function on run-time values."""
@@ -73,9 +77,7 @@ class VMExecutor:
             start = time.perf_counter()
             vm.run(args)
             runs.append(time.perf_counter() - start)
-        counting = VirtualMachine(
-            self.program, self.library, owner=self.machine, profile=True, dynamic=self.dynamic
-        )
+        counting = self.new_machine(profile=True)
         counting.run(args)
         opcodes = dict(counting.opcode_counts)
         kernel_calls = dict(counting.kernel_calls)
@@ -101,13 +103,7 @@ class VMExecutor:
             return None
         from relay.backend.vm.machine import kernel_values
 
-        checking = VirtualMachine(
-            self.program,
-            self.library,
-            owner=self.machine,
-            dynamic=self.dynamic,
-            check=self.functions,
-        )
+        checking = self.new_machine(check=self.functions)
         try:
             checking.run(kernel_values(args))
         except KernelMismatch as bad:
@@ -174,9 +170,16 @@ def compile_vm(mod: Module, entry: GlobalVar, target: Target) -> VMExecutor:
         library, symbols = compile_functions(prims, target)
         for call, symbol in zip(program.kernels, symbols, strict=True):
             call.symbol = symbol
-        plans = find_loops(program, prims) if flags.get().native_loops else []
+        # (a compiled loop calls its kernels from host code: not for a GPU's kernels)
+        native = flags.get().native_loops and not target.is_gpu
+        plans = find_loops(program, prims) if native else []
         if plans:
             library = compile_loops(program, plans, library, target)
+    if target.is_gpu:
+        from relay.backend.device import Device
+        from relay.backend.vm.device import DeviceVMExecutor
+
+        return DeviceVMExecutor(program, library, target, prims, Device("cuda"))
     return VMExecutor(program, library, target, prims)
 
 

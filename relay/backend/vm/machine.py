@@ -73,6 +73,8 @@ _FAIL = int(Opcode.FAIL)
 _INVOKE_DYNAMIC = int(Opcode.INVOKE_DYNAMIC)
 _INVOKE_MANY = 100  # an invoke with several outputs or run-time checks (linked form only)
 _INVOKE_SCALAR = 101  # an invoke evaluated in Python (linked form only)
+_IF_ANYWHERE = 102  # an if whose condition may be in a device's memory (device machines only)
+_RESHAPE_ANYWHERE = 103  # a reshape of a value that may be in a device's memory (likewise)
 
 
 def _getter(registers: tuple[int, ...]) -> Any:
@@ -171,8 +173,9 @@ def _checked(kernel: Any, prim: Function) -> Any:
 
     def checked(*args: Any) -> None:
         func(*args)
-        ins = [np.array(a) for a in args[:n_in]]
-        outs = args[len(kernel.inputs) : len(kernel.inputs) + n_out]
+        host = [np.array(a) if isinstance(a, np.ndarray) else a.numpy() for a in args]
+        ins = host[:n_in]
+        outs = host[len(kernel.inputs) : len(kernel.inputs) + n_out]
         params, it = [], iter(ins)
         for p in prim.params:
             params.append(rebuild_type(p.checked_type, it))
@@ -203,6 +206,9 @@ class _Linked:
 
 class VirtualMachine:
     """Runs a program (see the module docstring); one per thread."""
+
+    fast_invoke = True
+    """Whether a kernel of one output and no checks gets the loop's own instruction."""
 
     def __init__(
         self,
@@ -278,7 +284,7 @@ class VirtualMachine:
                     name = f"{call.symbol} (in Python)"
                     run = _timed_call(run, name, self.kernel_time, self.kernel_calls)
                 return (_INVOKE_SCALAR, run, _getter(args), outs[0], many)
-            if len(outs) == 1 and not kernel.checks:
+            if len(outs) == 1 and not kernel.checks and self.fast_invoke:
                 shape, dtype, pool = specs[0]
                 return (_INVOKE, kernel.func, _getter(args), shape, dtype, pool, outs[0], extra)
             return many
@@ -459,9 +465,20 @@ class VirtualMachine:
             elif op == _REF_WRITE:
                 regs[ins[2]].value = regs[ins[3]]
                 regs[ins[1]] = ()
+            elif op == _IF_ANYWHERE:
+                cond = regs[ins[1]]
+                if not (cond if type(cond) is np.ndarray else self.host(cond)):
+                    pc = ins[2]
+            elif op == _RESHAPE_ANYWHERE:
+                value = regs[ins[2]]
+                regs[ins[1]] = (
+                    value.reshape(ins[3])
+                    if type(value) is np.ndarray
+                    else value._create_view(ins[3], str(value.dtype))
+                )
             elif op == _FAIL:
                 raise ExecutionError(
-                    f"{ins[1]} the value {format_value(regs[ins[3]], 200)}", ins[2]
+                    f"{ins[1]} the value {format_value(self.host(regs[ins[3]]), 200)}", ins[2]
                 )
             else:  # pragma: no cover - the linker makes no other opcode
                 raise AssertionError(f"unknown opcode {op}")
@@ -503,6 +520,10 @@ class VirtualMachine:
         if len(pool) < POOL_DEPTH:
             pool.append(out)
         return out
+
+    def host(self, value: Any) -> Any:
+        """``value`` with its tensors in host memory (a device machine copies them there)."""
+        return value
 
     def _not_callable(self, value: Any) -> ExecutionError:
         if type(value) is VMClosure:
