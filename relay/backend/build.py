@@ -376,11 +376,6 @@ class Executable:
                 f"{self.name} is compiled for {self.target}: saving GPU executables is not "
                 "built yet"
             )
-        if self.target.kind == "vta":
-            raise CompileError(
-                f"{self.name} is compiled for {self.target}: saving VTA executables is not "
-                "built yet (relay.build makes one in well under a second)"
-            )
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
             meta: dict[str, Any] = {
@@ -388,7 +383,11 @@ class Executable:
                 "kind": self.kind,
                 "entry": self._entry_name,
                 "name": self.name,
-                "target": {"mcpu": self.target.mcpu, "fast_math": self.target.fast_math},
+                "target": {
+                    "kind": self.target.kind,
+                    "mcpu": self.target.mcpu,
+                    "fast_math": self.target.fast_math,
+                },
             }
             z.writestr("program.rly", self.astext())
             if self.graph is not None:
@@ -405,6 +404,10 @@ class Executable:
             library = self.library
             if library is not None:
                 meta["kernels"] = library_metadata(library)
+                if self.target.kind == "vta":  # (the layers are made again at loading)
+                    from relay.backend.vta.build import layers
+
+                    meta["vta_layers"] = {name: layer.spec for name, layer in layers(self)}
                 with tempfile.TemporaryDirectory() as tmp:
                     so = Path(tmp) / "kernels.so"
                     library.export(so)
@@ -462,7 +465,7 @@ def load(path: str | os.PathLike[str]) -> Executable:
         module = parse(text, str(path))
         entry = module.get_global_var(meta["entry"])
         t = meta["target"]
-        target = Target("llvm", mcpu=t["mcpu"], fast_math=t["fast_math"])
+        target = Target(t.get("kind", "llvm"), mcpu=t["mcpu"], fast_math=t["fast_math"])
         graph = None
         vm = None
         constants = {
@@ -478,6 +481,10 @@ def load(path: str | os.PathLike[str]) -> Executable:
                 so = Path(tmp) / "kernels.so"
                 so.write_bytes(data)
                 lib_module = tvm().runtime.load_module(str(so))
+            for name, spec in meta.get("vta_layers", {}).items():
+                from relay.backend.vta.build import layer_from_spec
+
+                kernels[name].func = layer_from_spec(spec)
             library = KernelLibrary(kernels, lib_module, "", data)
         if meta["kind"] == "graph":
             assert library is not None
@@ -596,6 +603,7 @@ def _build_gpu(
     exe = Executable(optimized, gv, target, None, name)
     exe.device_plan = plan
     exe.device_library = library
+    exe._flat_params = all(isinstance(t, TensorType) for t in plan.param_types)
     on_cpu = [k for k, where in exe.placement.items() if where == "cpu"]
     if on_cpu:
         flags.debug_print(1, f"{name}: {len(on_cpu)} kernels run on the CPU: {', '.join(on_cpu)}")

@@ -89,9 +89,9 @@ def _on_host(value: Any) -> Any:
     if type(value) is tuple:
         return tuple(_on_host(v) for v in value)
     if type(value) is ConstructorValue:
-        from relay.backend.vm.device import _map_constructor
+        from relay.backend.vm.machine import map_fields
 
-        return _map_constructor(value, _on_host)
+        return map_fields(value, _on_host)
     return value
 
 

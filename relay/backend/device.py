@@ -14,11 +14,11 @@ them with every copy relay makes, so relay synchronizes only where a value is ne
 host: reading an array (``.numpy()``), and a kernel's run-time checks (a failed bound check
 is read back after the kernel that made it).
 
-Memory: a result is carved from a block of device memory that goes back to a per-device
-pool when its :class:`DeviceArray` is dropped (the next call's results reuse it), as the
-caching allocators of PyTorch and CuPy do, because freeing CUDA memory synchronizes the
-whole device. A block whose array was handed to another framework through DLPack never
-goes back: that framework may still use it.
+Memory: a result's tensor goes back to a per-device pool (by shape and dtype) when its
+:class:`DeviceArray` is dropped, and the next call's results reuse it, as the caching
+allocators of PyTorch and CuPy do, because freeing CUDA memory synchronizes the whole
+device. A tensor whose array was handed to another framework through DLPack never goes
+back: that framework may still use it.
 """
 
 from __future__ import annotations
@@ -81,28 +81,30 @@ def gpu_available() -> bool:
 
 
 class _Pool:
-    """Free blocks of one device's memory, by size in bytes (see the module docstring)."""
+    """Free tensors of one device's memory, by shape and dtype (see the module docstring)."""
 
     KEEP = 8
-    """Free blocks kept per size; more are released."""
+    """Free tensors kept per shape and dtype; more are released."""
 
     def __init__(self, device: Any) -> None:
         self.device = device
-        self.free: dict[int, list[Any]] = {}
+        self.kind = _DLPACK_KIND.get(int(device.dlpack_device_type()), "cpu")
+        self.where = Device(self.kind, int(device.index))
+        self.free: dict[tuple[tuple[int, ...], str], list[Any]] = {}
         self.lock = threading.Lock()
 
-    def take(self, nbytes: int) -> Any:
+    def take(self, key: tuple[tuple[int, ...], str]) -> Any:
         with self.lock:
-            blocks = self.free.get(nbytes)
-            if blocks:
-                return blocks.pop()
-        return tvm().runtime.empty((max(nbytes, 1),), "uint8", self.device)
+            tensors = self.free.get(key)
+            if tensors:
+                return tensors.pop()
+        return tvm().runtime.empty(key[0], key[1], self.device)
 
-    def give(self, nbytes: int, block: Any) -> None:
+    def give(self, key: tuple[tuple[int, ...], str], tensor: Any) -> None:
         with self.lock:
-            blocks = self.free.setdefault(nbytes, [])
-            if len(blocks) < self.KEEP:
-                blocks.append(block)
+            tensors = self.free.setdefault(key, [])
+            if len(tensors) < self.KEEP:
+                tensors.append(tensor)
 
 
 _POOLS: dict[str, _Pool] = {}
@@ -124,45 +126,61 @@ class DeviceArray:
     (waiting for the kernels that compute it); ``a.shape``, ``a.dtype`` and ``a.device``
     need no copy; DLPack hands it to another framework without a copy."""
 
-    __slots__ = ("_block", "_escaped", "_nbytes", "_pool", "_tensor")
+    __slots__ = ("_device", "_dtype", "_escaped", "_key", "_pool", "_shape", "_tensor")
 
-    def __init__(self, tensor: Any, block: Any = None, pool: _Pool | None = None) -> None:
+    def __init__(
+        self,
+        tensor: Any,
+        pool: _Pool | None = None,
+        key: tuple[tuple[int, ...], str] | None = None,
+        dtype: np.dtype[Any] | None = None,
+    ) -> None:
+        """``tensor`` (a TVM tensor); from ``pool`` under ``key`` (shape, dtype name) when
+        it goes back there once this array is dropped."""
         self._tensor = tensor
-        self._block = block
         self._pool = pool
-        self._nbytes = 0 if block is None else int(block.shape[0])
-        self._escaped = block is None
+        self._key = key
+        self._escaped = pool is None
+        if key is not None and dtype is not None:  # (known: no queries of the tensor)
+            self._shape, self._dtype = key[0], dtype
+        else:
+            self._shape = tuple(int(d) for d in tensor.shape)
+            self._dtype = numpy_dtype(str(tensor.dtype))
+        self._device: Device | None = pool.where if pool is not None else None
 
     @property
     def shape(self) -> tuple[int, ...]:
         """The array's shape."""
-        return tuple(int(d) for d in self._tensor.shape)
+        return self._shape
 
     @property
     def dtype(self) -> np.dtype[Any]:
         """The array's numpy dtype."""
-        return numpy_dtype(str(self._tensor.dtype))
+        return self._dtype
 
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        return len(self._tensor.shape)
+        return len(self._shape)
 
     @property
     def size(self) -> int:
         """The number of elements."""
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(np.prod(self._shape, dtype=np.int64))
 
     @property
     def nbytes(self) -> int:
         """The size of the data in bytes."""
-        return self.size * self.dtype.itemsize
+        return self.size * self._dtype.itemsize
 
     @property
     def device(self) -> Device:
         """Where the array lives."""
-        dev = self._tensor.device
-        return Device(_DLPACK_KIND.get(int(dev.dlpack_device_type()), "cpu"), int(dev.index))
+        if self._device is None:
+            dev = self._tensor.device
+            kind = _DLPACK_KIND.get(int(dev.dlpack_device_type()), "cpu")
+            self._device = Device(kind, int(dev.index))
+        return self._device
 
     def numpy(self) -> Array:
         """The values, copied to a new numpy array (synchronizes with the device)."""
@@ -174,9 +192,9 @@ class DeviceArray:
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def __len__(self) -> int:
-        if not self.shape:
+        if not self._shape:
             raise TypeError("len() of a 0-d array")
-        return self.shape[0]
+        return self._shape[0]
 
     def __repr__(self) -> str:
         return f"DeviceArray(shape={self.shape}, dtype={self.dtype.name}, device={self.device})"
@@ -197,17 +215,15 @@ class DeviceArray:
     def __del__(self) -> None:
         pool = self._pool
         if pool is not None and not self._escaped:
-            self._tensor = None
-            pool.give(self._nbytes, self._block)
+            assert self._key is not None
+            pool.give(self._key, self._tensor)
 
 
 def pooled(shape: tuple[int, ...], dtype: np.dtype[Any], device: Any) -> DeviceArray:
     """A new uninitialized :class:`DeviceArray` on TVM device ``device``, from its pool."""
     pool = _pool(device)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    block = pool.take(nbytes)
-    view = block._create_view(shape, _tvm_dtype(dtype))
-    return DeviceArray(view, block, pool)
+    key = (shape, _tvm_dtype(dtype))
+    return DeviceArray(pool.take(key), pool, key, dtype)
 
 
 def _tvm_dtype(dtype: np.dtype[Any]) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from relay.backend.compiler import KernelLibrary
-from relay.backend.device import Device, DeviceArray, dlpack_device, pooled
+from relay.backend.device import Device, DeviceArray, _pool, dlpack_device, pooled
 from relay.backend.graph_executor import (
     GraphPlan,
     SymbolicGraphExecutor,
@@ -116,8 +116,12 @@ class DeviceGraphExecutor:
         self._staging: dict[int, Any] = {}
         results = _flat(plan.result)
         written = {s for step in plan.steps for s in step.outputs}
+        self._pool = _pool(dev)
+        # (slot, the pool's key, dtype): each result a tensor of its own from the pool
         self._fresh = [
-            (s, self._shapes[s], self._dtypes[s]) for s in dict.fromkeys(results) if s in written
+            (s, (self._shapes[s], str(slot_types[s].dtype)), self._dtypes[s])
+            for s in dict.fromkeys(results)
+            if s in written
         ]
         self._copied = [s for s in dict.fromkeys(results) if s not in written]
         self._lock = threading.Lock()
@@ -128,6 +132,14 @@ class DeviceGraphExecutor:
 
     def _argument(self, slot: int, shape: tuple[int, ...], dtype: Any, a: Any, what: str) -> Any:
         """The tensor a kernel reads for argument ``a`` of slot ``slot``."""
+        if (
+            type(a) is DeviceArray
+            and a._pool is not None  # (relay's own memory: aligned and contiguous)
+            and a._shape == shape
+            and a._dtype == dtype
+            and a.device == self.device
+        ):
+            return a._tensor
         if isinstance(a, DeviceArray):
             if a.device != self.device:
                 return self._stage(slot, a.numpy())
@@ -177,10 +189,10 @@ class DeviceGraphExecutor:
         with self._lock:
             for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
                 slots[slot] = self._argument(slot, shape, dtype, a, what)
-            for slot, shape, dtype in self._fresh:
-                arr = pooled(shape, dtype, self._dev)
-                out[slot] = arr
-                slots[slot] = arr._tensor
+            pool = self._pool
+            for slot, key, dtype in self._fresh:
+                tensor = slots[slot] = pool.take(key)
+                out[slot] = DeviceArray(tensor, pool, key, dtype)
             for func, idx, checked in self._steps:
                 if func is None:
                     src = slots[idx[0]]
@@ -213,7 +225,7 @@ class DeviceGraphExecutor:
         slots = list(self._template)
         for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
             slots[slot] = self._argument(slot, shape, dtype, a, "profile")
-        keep = [pooled(shape, dtype, self._dev) for _, shape, dtype in self._fresh]
+        keep = [pooled(key[0], dtype, self._dev) for _, key, dtype in self._fresh]
         for (slot, _, _), arr in zip(self._fresh, keep, strict=True):
             slots[slot] = arr._tensor
         times: list[list[float]] = [[] for _ in self._steps]

@@ -176,12 +176,12 @@ def test_profile_times_each_kernel() -> None:
     assert all(ms >= 0 for _, ms in prof)
 
 
-def test_the_pool_keeps_a_bounded_number_of_blocks() -> None:
+def test_the_pool_keeps_a_bounded_number_of_tensors() -> None:
     pool = _pool(CPU.tvm_device())
     arrays = [device_put(np.zeros(3, np.float32), CPU) for _ in range(pool.KEEP + 3)]
     pool.free.clear()
     del arrays
-    assert len(pool.free[12]) == pool.KEEP
+    assert len(pool.free[(3,), "float32"]) == pool.KEEP
 
 
 # -- on a GPU -------------------------------------------------------------------------------------

@@ -20,16 +20,9 @@ from relay.backend.vm import VMClosure
 from relay.backend.vm.machine import POOL_DEPTH
 from relay.errors import ExecutionError
 from relay.std import prelude_text
+from tests.vm_programs import LOOP, TOTAL
 
 pytestmark = pytest.mark.tvm
-
-LOOP = """
-def @main(%n: int32, %x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
-  let %loop = fn (%i: int32, %acc: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
-    if (%i < %n) { %loop(%i + 1, %acc * 2f) } else { %acc }
-  };
-  %loop(0, %x)
-}"""
 
 
 def build(text: str, with_prelude: bool = False, native_loops: bool = True) -> relay.Executable:
@@ -142,19 +135,7 @@ def test_frontend_loops_with_break_and_continue() -> None:
 
 
 def test_non_tail_recursion_over_a_long_list() -> None:
-    exe = build(
-        """
-def @total(%l: List[Tensor[(3,), float32]], %z: Tensor[(3,), float32]) -> Tensor[(3,), float32] {
-  match (%l) {
-    Cons(%h, %t) => add(%h, @total(%t, %z)),
-    Nil => %z,
-  }
-}
-def @main(%l: List[Tensor[(3,), float32]], %z: Tensor[(3,), float32]) -> Tensor[(3,), float32] {
-  @total(%l, %z)
-}""",
-        with_prelude=True,
-    )
+    exe = build(TOTAL, with_prelude=True)
     items = [np.full(3, i % 7, np.float32) for i in range(20_000)]  # exact sums
     lst = from_python_list(exe.module, items)
     z = np.zeros(3, np.float32)

@@ -17,16 +17,9 @@ from relay import Tensor, flags, float32
 from relay.backend.vm.isa import Opcode
 from relay.backend.vm.loops import Leaf, find_loops
 from relay.errors import ExecutionError
+from tests.vm_programs import LOOP
 
 pytestmark = pytest.mark.tvm
-
-LOOP = """
-def @main(%n: int32, %x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
-  let %loop = fn (%i: int32, %acc: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
-    if (%i < %n) { %loop(%i + 1, %acc * 2f) } else { %acc }
-  };
-  %loop(0, %x)
-}"""
 
 
 def vm_of(f: Any, *args: Any) -> Any:

@@ -22,29 +22,11 @@ from relay.backend.vm import VMClosure
 from relay.backend.vm.device import DeviceVirtualMachine, DeviceVMExecutor
 from relay.errors import ExecutionError
 from relay.std import prelude_text
+from tests.vm_programs import LOOP, TOTAL
 
 pytestmark = pytest.mark.tvm
 
 CPU = Device("cpu")
-
-LOOP = """
-def @main(%n: int32, %x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
-  let %loop = fn (%i: int32, %acc: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
-    if (%i < %n) { %loop(%i + 1, %acc * 2f) } else { %acc }
-  };
-  %loop(0, %x)
-}"""
-
-TOTAL = """
-def @total(%l: List[Tensor[(3,), float32]], %z: Tensor[(3,), float32]) -> Tensor[(3,), float32] {
-  match (%l) {
-    Cons(%h, %t) => add(%h, @total(%t, %z)),
-    Nil => %z,
-  }
-}
-def @main(%l: List[Tensor[(3,), float32]], %z: Tensor[(3,), float32]) -> Tensor[(3,), float32] {
-  @total(%l, %z)
-}"""
 
 
 def on_device(text: str, prelude: bool = False, move: int | None = None) -> tuple[Any, Any]:

@@ -43,6 +43,7 @@ from relay.backend.vm.machine import (
     POOL_DEPTH,
     VirtualMachine,
     VMClosure,
+    map_fields,
 )
 from relay.errors import ExecutionError
 from relay.ir.expr import Function
@@ -77,7 +78,7 @@ class DeviceVirtualMachine(VirtualMachine):
         if type(value) is tuple:
             return tuple(self.on_device(v) for v in value)
         if type(value) is ConstructorValue:
-            return _map_constructor(value, self.on_device)
+            return map_fields(value, self.on_device)
         if dlpack_device(value) == self.device:
             return from_dlpack(value)._tensor
         return value
@@ -89,7 +90,7 @@ class DeviceVirtualMachine(VirtualMachine):
         if type(value) is tuple:
             return tuple(self.host(v) for v in value)
         if type(value) is ConstructorValue:
-            return _map_constructor(value, self.host)
+            return map_fields(value, self.host)
         if type(value) is RefValue:
             return value
         if hasattr(value, "_create_view"):  # a TVM tensor
@@ -110,7 +111,7 @@ class DeviceVirtualMachine(VirtualMachine):
         if type(value) is tuple:
             return tuple(self.export(v) for v in value)
         if type(value) is ConstructorValue:
-            return _map_constructor(value, self.export)
+            return map_fields(value, self.export)
         return value
 
     # -- linking ------------------------------------------------------------------------------
@@ -208,23 +209,6 @@ class _HostInterpreter:
 
     def call(self, closure: Any, args: list[Any]) -> Any:
         return self.interpreter.call(closure, [self.vm.host(a) for a in args])
-
-
-def _map_constructor(value: ConstructorValue, f: Any) -> ConstructorValue:
-    """``value`` with ``f`` applied to its fields (a list's spine walked without recursion)."""
-    chain = []
-    node: Any = value
-    while type(node) is ConstructorValue:
-        chain.append(node)
-        node = node.fields[-1] if node.fields else None
-    rebuilt: Any = None
-    for c in reversed(chain):
-        fields = list(c.fields)
-        for k in range(len(fields)):
-            last_link = k == len(fields) - 1 and type(fields[k]) is ConstructorValue
-            fields[k] = rebuilt if last_link else f(fields[k])
-        rebuilt = ConstructorValue(c.constructor, tuple(fields))
-    return rebuilt  # type: ignore[no-any-return]
 
 
 class DeviceVMExecutor(VMExecutor):

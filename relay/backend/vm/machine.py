@@ -553,19 +553,25 @@ def _kernel_value(v: Any) -> Any:
     if type(v) is tuple:
         return tuple(_kernel_value(x) for x in v)
     if type(v) is ConstructorValue:
-        # a long list is a chain of constructor values: walk it without recursion
-        chain = []
-        node: Any = v
-        while type(node) is ConstructorValue:
-            chain.append(node)
-            node = node.fields[-1] if node.fields else None
-        rebuilt: Any = None
-        for c in reversed(chain):
-            fields = list(c.fields)
-            for k in range(len(fields)):
-                last_link = k == len(fields) - 1 and type(fields[k]) is ConstructorValue
-                fields[k] = rebuilt if last_link else _kernel_value(fields[k])
-            same = all(a is b for a, b in zip(fields, c.fields, strict=True))
-            rebuilt = c if same else ConstructorValue(c.constructor, tuple(fields))
-        return rebuilt
+        return map_fields(v, _kernel_value)
     return v
+
+
+def map_fields(value: ConstructorValue, f: Callable[[Any], Any]) -> ConstructorValue:
+    """``value`` with ``f`` applied to its fields, its nested constructor values' too (a
+    long list is a chain of constructor values: walked without recursion); a value whose
+    fields ``f`` leaves as they are is kept, not rebuilt."""
+    chain = []
+    node: Any = value
+    while type(node) is ConstructorValue:
+        chain.append(node)
+        node = node.fields[-1] if node.fields else None
+    rebuilt: Any = None
+    for c in reversed(chain):
+        fields = list(c.fields)
+        for k in range(len(fields)):
+            last_link = k == len(fields) - 1 and type(fields[k]) is ConstructorValue
+            fields[k] = rebuilt if last_link else f(fields[k])
+        same = all(a is b for a, b in zip(fields, c.fields, strict=True))
+        rebuilt = c if same else ConstructorValue(c.constructor, tuple(fields))
+    return rebuilt  # type: ignore[no-any-return]

@@ -54,20 +54,41 @@ def layer_of(call: Call) -> Layer:
     """The VTA layer computing ``call`` (typed)."""
     assert isinstance(call.op, Op)
     a = call.attrs
-    rq = Requantize(shift=int(a["shift"]), lo=int(a["lo"]), hi=int(a["hi"]))  # type: ignore[arg-type]
-    data = _static(call.args[0]._checked_type, "data")
-    weight = _static(call.args[1]._checked_type, "weight")
-    if call.op.name == "vta.dense":
-        return Layer.dense(data[0], data[1], weight[0], rq)
-    strides, padding = a["strides"], a["padding"]
-    assert isinstance(strides, tuple) and isinstance(padding, tuple)
-    return Layer.conv2d(
-        data,  # type: ignore[arg-type]
-        weight,  # type: ignore[arg-type]
-        rq,
-        (int(strides[0]), int(strides[1])),  # type: ignore[arg-type]
-        (int(padding[0]), int(padding[1])),  # type: ignore[arg-type]
-    )
+    spec: dict[str, Any] = {
+        "op": call.op.name,
+        "data": list(_static(call.args[0]._checked_type, "data")),
+        "weight": list(_static(call.args[1]._checked_type, "weight")),
+        "shift": int(a["shift"]),  # type: ignore[arg-type]
+        "lo": int(a["lo"]),  # type: ignore[arg-type]
+        "hi": int(a["hi"]),  # type: ignore[arg-type]
+    }
+    if call.op.name == "vta.conv2d":
+        strides, padding = a["strides"], a["padding"]
+        assert isinstance(strides, tuple) and isinstance(padding, tuple)
+        spec["strides"] = [int(v) for v in strides]  # type: ignore[arg-type]
+        spec["padding"] = [int(v) for v in padding]  # type: ignore[arg-type]
+    return layer_from_spec(spec)
+
+
+def layer_from_spec(spec: dict[str, Any]) -> Layer:
+    """The layer a spec describes (what :func:`layer_of` records as ``layer.spec``, and a
+    saved executable keeps): the operator, the data and weight shapes, the requantization,
+    and a convolution's strides and padding."""
+    rq = Requantize(shift=int(spec["shift"]), lo=int(spec["lo"]), hi=int(spec["hi"]))
+    data, weight = tuple(spec["data"]), tuple(spec["weight"])
+    if spec["op"] == "vta.dense":
+        layer = Layer.dense(data[0], data[1], weight[0], rq)
+    else:
+        strides, padding = spec["strides"], spec["padding"]
+        layer = Layer.conv2d(
+            data,
+            weight,
+            rq,
+            (int(strides[0]), int(strides[1])),
+            (int(padding[0]), int(padding[1])),
+        )
+    layer.spec = dict(spec)
+    return layer
 
 
 def compile_functions(funcs: Sequence[Function], target: Target) -> tuple[KernelLibrary, list[str]]:

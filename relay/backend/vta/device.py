@@ -85,6 +85,9 @@ class Layer:
         self.report: Report | None = None
         self.runs = 0
         self._constants: tuple[Any, Any] = (None, None)
+        self.spec: dict[str, Any] = {}
+        """How the layer was made, for a saved executable
+        (:func:`relay.backend.vta.build.layer_from_spec`)."""
 
     # -- making layers ---------------------------------------------------------------------
 

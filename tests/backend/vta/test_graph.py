@@ -3,7 +3,9 @@ layers and CPU kernels), the per-layer report, and the digits network end to end
 
 from __future__ import annotations
 
-import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +15,6 @@ import relay
 from relay.backend.vta import build as vta_build
 from relay.backend.vta.device import Layer
 from relay.backend.vta.partition import partition_for_vta
-from relay.errors import CompileError
 from relay.ir.expr import Call, Function, GlobalVar, Op
 from relay.ir.module import Module
 
@@ -230,10 +231,37 @@ def test_a_program_mixing_vta_layers_and_cpu_operators() -> None:
     ]  # type: ignore[union-attr]
 
 
-def test_vta_executables_are_not_saved(tmp_path: object) -> None:
-    exe = relay.build(_dense(), target="vta")
-    with pytest.raises(CompileError, match=re.escape("saving VTA executables is not built yet")):
-        exe.save(tmp_path / "x.relay")  # type: ignore[operator]
+def test_a_vta_executable_is_saved_and_loaded_in_a_fresh_process(tmp_path: Path) -> None:
+    mod = _dense()
+    exe = relay.build(mod, target="vta")
+    x = RNG.integers(-128, 128, (3, 48), dtype=np.int8)
+    want = exe(x)
+    path = tmp_path / "dense.relay"
+    exe.save(path)
+    loaded = relay.Executable.load(path)
+    assert loaded.target.kind == "vta" and loaded.kernels == exe.kernels
+    ((name, layer),) = vta_build.layers(loaded)
+    assert layer.spec == vta_build.layers(exe)[0][1].spec and layer.spec["op"] == "vta.dense"
+    np.testing.assert_array_equal(loaded(x), want)
+    assert layer.runs == 1 and vta_build.report(loaded).splitlines()[1].startswith(name)
+    np.save(tmp_path / "x.npy", x)
+    script = (
+        "import numpy as np, relay; "
+        f"exe = relay.Executable.load({str(path)!r}); "
+        f"print(exe(np.load({str(tmp_path / 'x.npy')!r})).tolist())"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(want.tolist())
+
+
+def test_a_layer_is_made_again_from_its_spec() -> None:
+    exe = relay.build(_conv(s=2), target="vta")
+    ((_, layer),) = vta_build.layers(exe)
+    assert layer.spec["strides"] == [2, 2] and layer.spec["padding"] == [1, 1]
+    again = vta_build.layer_from_spec(layer.spec)
+    assert again.spec == layer.spec and again.shapes == layer.shapes
+    assert list(again.program.insns) == list(layer.program.insns)
 
 
 def test_a_layer_packs_its_constants_once() -> None:
