@@ -299,7 +299,8 @@ class Executable:
                     f"{self.name} is compiled for {self.target}, and this machine has no CUDA "
                     "GPU to run it on (.cuda_source() and .ptx() show its kernels)"
                 )
-            if _sm(arch) < _sm(self.target.arch):
+            wanted = self.target.arch
+            if _sm(arch) < _sm(wanted) or (wanted.endswith("a") and arch != wanted):
                 raise ExecutionError(
                     f"{self.name} is compiled for {self.target.arch}, and this machine's GPU "
                     f"is {arch}: build it for target Target('cuda', arch='{arch}')"
@@ -314,9 +315,13 @@ class Executable:
 
         assert self.vm is not None
         if self.target.is_gpu:  # device arrays are checked by their types, never copied
+            from relay.backend.interpreter.values import to_value
             from relay.backend.vm.device import checked_shadow, device_values
+            from relay.backend.vm.machine import VMClosure
 
-            shadows = kernel_values([checked_shadow(a) for a in args])
+            shadows: list[Any] = [  # (no data: no copies)
+                a if type(a) is VMClosure else to_value(checked_shadow(a)) for a in args
+            ]
             values = device_values(args)
         else:
             shadows = values = kernel_values(args)

@@ -501,6 +501,9 @@ def _compile_tvm(prims: dict[str, Any], part: _Part, target: Target) -> Any:
     except CompileError:
         raise
     except Exception as err:  # TVM's own failure: report it as ours, with the kernels' names
+        failed = getattr(device, "errors", None)
+        if failed:  # nvcc's, raised in TVM's callback and turned into TVM's error
+            raise failed[0] from None
         raise CompileError(f"TVM failed to compile {', '.join(prims)}: {err}") from err
     return ex
 

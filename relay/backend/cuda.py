@@ -103,11 +103,24 @@ _COMPILED: contextvars.ContextVar[list[bytes] | None] = contextvars.ContextVar(
 )
 
 
+_FAILED: contextvars.ContextVar[list[CompileError] | None] = contextvars.ContextVar(
+    "relay_cuda_failed", default=None
+)
+
+
 def _compile_callback(code: str, *_: Any) -> bytes:
     arch = _ARCH.get()
     if not arch:
         raise CompileError("CUDA code compiled outside relay's compiler (no architecture set)")
-    ptx = compile_ptx(code, arch)
+    try:
+        ptx = compile_ptx(code, arch)
+    except CompileError as err:
+        # TVM calls this from C++ and turns the error into its own: the compiler reports
+        # this one instead (arch_scope.errors)
+        failed = _FAILED.get()
+        if failed is not None:
+            failed.append(err)
+        raise
     compiled = _COMPILED.get()
     if compiled is not None:
         compiled.append(ptx)
@@ -141,23 +154,30 @@ def register() -> None:
 
 class arch_scope:
     """``with arch_scope("sm_90") as scope:`` -- the architecture CUDA code compiles for, on
-    this thread; ``scope.compiled`` collects the PTX nvcc made."""
+    this thread; ``scope.compiled`` collects the PTX nvcc made, ``scope.errors`` nvcc's
+    failures."""
 
     def __init__(self, arch: str) -> None:
         self.arch = arch
 
         self.compiled: list[bytes] = []
-        self.tokens: tuple[Any, Any] | None = None
+        self.errors: list[CompileError] = []
+        self.tokens: tuple[Any, Any, Any] | None = None
 
     def __enter__(self) -> arch_scope:
         register()
-        self.tokens = (_ARCH.set(self.arch), _COMPILED.set(self.compiled))
+        self.tokens = (
+            _ARCH.set(self.arch),
+            _COMPILED.set(self.compiled),
+            _FAILED.set(self.errors),
+        )
         return self
 
     def __exit__(self, *_: object) -> None:
         assert self.tokens is not None
         _ARCH.reset(self.tokens[0])
         _COMPILED.reset(self.tokens[1])
+        _FAILED.reset(self.tokens[2])
 
 
 def check_launch(name: str, func: Any) -> None:

@@ -91,7 +91,8 @@ class _Pool:
         self.kind = _DLPACK_KIND.get(int(device.dlpack_device_type()), "cpu")
         self.where = Device(self.kind, int(device.index))
         self.free: dict[tuple[tuple[int, ...], str], list[Any]] = {}
-        self.lock = threading.Lock()
+        # reentrant: a collection inside ``give`` may drop another array of this pool
+        self.lock = threading.RLock()
 
     def take(self, key: tuple[tuple[int, ...], str]) -> Any:
         with self.lock:
@@ -109,6 +110,15 @@ class _Pool:
 
 _POOLS: dict[str, _Pool] = {}
 _POOLS_LOCK = threading.Lock()
+
+
+def empty_cache() -> None:
+    """Release the device memory the pools keep for reuse (the tensors no array holds)."""
+    with _POOLS_LOCK:
+        pools = list(_POOLS.values())
+    for pool in pools:
+        with pool.lock:
+            pool.free.clear()
 
 
 def _pool(device: Any) -> _Pool:
@@ -268,7 +278,7 @@ def from_dlpack(obj: Any) -> DeviceArray:
     import tvm_ffi
 
     try:
-        tensor = tvm_ffi.from_dlpack(obj)
+        tensor = tvm_ffi.from_dlpack(obj, require_contiguous=True)
     except Exception as err:
         raise ExecutionError(f"from_dlpack: {type(obj).__name__} cannot be shared: {err}") from None
     return DeviceArray(tensor)
@@ -291,6 +301,7 @@ __all__ = [
     "cuda",
     "device_put",
     "dlpack_device",
+    "empty_cache",
     "from_dlpack",
     "gpu_available",
 ]

@@ -141,13 +141,17 @@ class DeviceGraphExecutor:
         ):
             return a._tensor
         if isinstance(a, DeviceArray):
-            if a.device != self.device:
-                return self._stage(slot, a.numpy())
+            if a.device != self.device:  # checked and copied, as a host array
+                return self._stage(slot, _convert(a.numpy(), shape, dtype, what))
             tensor = a._tensor
         elif dlpack_device(a) == self.device:
             from relay.backend.device import from_dlpack
 
             tensor = from_dlpack(a)._tensor
+        elif dlpack_device(a) is not None:  # another device's array: through the host
+            from relay.backend.device import from_dlpack
+
+            return self._stage(slot, _convert(from_dlpack(a).numpy(), shape, dtype, what))
         else:
             if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
                 a = _convert(a, shape, dtype, what)
@@ -173,9 +177,9 @@ class DeviceGraphExecutor:
     def _stage(self, slot: int, a: Any) -> Any:
         """Host array ``a`` copied into the slot's staging buffer on the device."""
         buf = self._staging.get(slot)
-        if buf is None:
+        if buf is None:  # (sized by the slot: the argument was checked against it)
             buf = self._staging[slot] = tvm().runtime.empty(
-                a.shape, _dtype_name(a.dtype), self._dev
+                self._shapes[slot], _dtype_name(self._dtypes[slot]), self._dev
             )
         if a.size:
             buf.copyfrom(as_kernel_array(np.asarray(a)))
@@ -204,12 +208,13 @@ class DeviceGraphExecutor:
                     func.run(slots)
                 if checked is not None:
                     checked[0].raise_failed([f.numpy() for f in checked[1]])
-        for s in self._copied:
-            src = slots[s]
-            arr = pooled(tuple(int(d) for d in src.shape), numpy_dtype(str(src.dtype)), self._dev)
-            if arr.size:
-                arr._tensor.copyfrom(src)
-            out[s] = arr
+            for s in self._copied:  # (inside the lock: an argument may be in staging)
+                src = slots[s]
+                shape = tuple(int(d) for d in src.shape)
+                arr = pooled(shape, numpy_dtype(str(src.dtype)), self._dev)
+                if arr.size:
+                    arr._tensor.copyfrom(src)
+                out[s] = arr
         results: list[Any] = list(slots)
         for s, arr in out.items():
             results[s] = arr
@@ -223,13 +228,13 @@ class DeviceGraphExecutor:
 
         self.run_flat(flat)  # staging, first launches and module loading out of the way
         slots = list(self._template)
-        for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
-            slots[slot] = self._argument(slot, shape, dtype, a, "profile")
-        keep = [pooled(key[0], dtype, self._dev) for _, key, dtype in self._fresh]
-        for (slot, _, _), arr in zip(self._fresh, keep, strict=True):
-            slots[slot] = arr._tensor
         times: list[list[float]] = [[] for _ in self._steps]
         with self._lock:
+            for (slot, shape, dtype), a in zip(self._inputs, flat, strict=True):
+                slots[slot] = self._argument(slot, shape, dtype, a, "profile")
+            keep = [pooled(key[0], dtype, self._dev) for _, key, dtype in self._fresh]
+            for (slot, _, _), arr in zip(self._fresh, keep, strict=True):
+                slots[slot] = arr._tensor
             self._dev.sync()
             for _ in range(repeat):
                 for k, (func, idx, shape) in enumerate(self._steps):

@@ -227,3 +227,28 @@ def test_device_code_is_cached_on_disk_by_source_and_architecture(
     with relay.flags.override(cache=False):  # the disk cache off: nvcc every time
         cuda.compile_ptx(SOURCE, "sm_90")
     assert len(runs) == 4
+
+
+def test_an_nvcc_failure_inside_tvm_is_reported_not_placed_on_the_cpu(monkeypatch: Any) -> None:
+    # With a CUDA runtime, TVM calls nvcc through its callback from C++ and turns a failure
+    # into its own error; relay must report nvcc's, not move every kernel to the CPU.
+    # (Simulated: this TVM keeps the source, so the callback is called as TVM would.)
+    import tvm_ffi
+
+    from relay.backend.runtime import tvm
+
+    real = tvm().compile
+
+    def compile_calling_back(mod: Any, target: Any = None, **kw: Any) -> Any:
+        ex = real(mod, target=target, **kw)
+        if "cuda" in str(target):
+            callback = tvm_ffi.get_global_func("tvm_callback_cuda_compile")
+            for m in ex.mod.imports:
+                callback(str(m.inspect_source("cuda")), target)
+        return ex
+
+    monkeypatch.setattr(tvm(), "compile", compile_calling_back)
+    monkeypatch.setattr(cuda, "nvcc", lambda: None)
+    mod = relay.parse("def @main(%x: Tensor[(8,), float32]) { multiply(exp(%x), 3f) }")
+    with pytest.raises(CompileError, match="the CUDA target needs nvcc"):
+        relay.build(mod, target=SM90)

@@ -91,7 +91,10 @@ def test_the_device_executor_runs_the_plan_of_the_cpu() -> None:
     for g, e in zip(got, want, strict=True):
         np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, strict=True)
     # the result that is an argument is a copy of it
-    assert got[2].numpy() is not b
+    b_dev = device_put(b, CPU)
+    again = dev.run_flat([x, w, b_dev])
+    assert again[2]._tensor.data_ptr() != b_dev._tensor.data_ptr()
+    np.testing.assert_array_equal(again[2].numpy(), b)
     # arguments already on the device are passed as they are, in any mix with host arrays
     again = dev.run_flat([device_put(x, CPU), w, from_dlpack(b)])
     for g, e in zip(again, want, strict=True):
@@ -123,6 +126,24 @@ def test_arguments_are_checked() -> None:
     np.testing.assert_allclose(got[3].numpy(), x * 2)
 
 
+def test_an_array_on_another_device_is_checked_and_copied() -> None:
+    _, dev = on_cpu("def @main(%x: Tensor[(4,), float32]) { multiply(%x, 2f) }")
+
+    def elsewhere(a: Any) -> DeviceArray:
+        d = device_put(a, CPU)
+        d._device = Device("cuda", 1)  # what an array on another device says
+        return d
+
+    with pytest.raises(TypeCheckError) as err:
+        dev.run_flat([elsewhere(np.arange(2, dtype=np.float64))], "@main")
+    assert str(err.value) == (
+        "@main: expected an argument of type Tensor[(4,), float32], got an array of shape (2,)"
+    )
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(dev.run_flat([elsewhere(x)]).numpy(), x * 2)
+    np.testing.assert_array_equal(dev.run_flat([x]).numpy(), x * 2)  # staging still fits
+
+
 def test_scalars_stay_scalars() -> None:
     _, dev = on_cpu("def @main(%x: Tensor[(5,), float32], %s: float32) { (sum(%x), %s) }")
     total, s = dev.run_flat([np.arange(5, dtype=np.float32), np.float32(2.5)])
@@ -142,10 +163,10 @@ def test_dropped_results_give_their_memory_back() -> None:
     np.testing.assert_array_equal(second.numpy(), np.ones(64, np.float32))
     kept = np.from_dlpack(second)  # handed out: never reused while numpy holds it
     del second
-    third = dev.run_flat([x])
+    third = dev.run_flat([np.full(64, 2, np.float32)])
     assert third._tensor.data_ptr() != ptr
-    third_values = third.numpy()
-    np.testing.assert_array_equal(kept, third_values)
+    np.testing.assert_array_equal(kept, np.ones(64, np.float32))  # still the second's
+    np.testing.assert_allclose(third.numpy(), np.exp(np.full(64, 2, np.float32)), rtol=1e-6)
 
 
 def test_a_failed_run_time_check_is_read_back() -> None:
@@ -182,6 +203,10 @@ def test_the_pool_keeps_a_bounded_number_of_tensors() -> None:
     pool.free.clear()
     del arrays
     assert len(pool.free[(3,), "float32"]) == pool.KEEP
+    from relay.backend.device import empty_cache
+
+    empty_cache()
+    assert not pool.free
 
 
 # -- on a GPU -------------------------------------------------------------------------------------
@@ -225,7 +250,7 @@ def test_results_go_to_torch_and_cupy_without_a_copy() -> None:
     x = torch.linspace(-2, 2, 1000, device="cuda")
     out = exe(x)  # a CUDA tensor is passed without a copy
     t = torch.from_dlpack(out)
-    assert t.device.type == "cuda"
+    assert t.device.type == "cuda" and t.data_ptr() == out._tensor.data_ptr()  # no copy
     torch.testing.assert_close(t, torch.exp(x), rtol=1e-6, atol=0)
     cupy = pytest.importorskip("cupy")
     c = cupy.from_dlpack(exe(x))
@@ -257,13 +282,17 @@ def test_a_training_step_with_grad_runs_on_the_gpu() -> None:
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 32)]
     want = train_step(w1, w2, x, y)
     exe = relay.build(train_step.specialize(w1, w2, x, y), target="cuda")
-    params = relay.device_put(w1), relay.device_put(w2)
-    for _ in range(2):  # the updated parameters stay on the device
-        *params, _ = exe(*params, x, y)
-    np.testing.assert_allclose(np.asarray(exe(w1, w2, x, y)[2]), want[2], rtol=1e-4)
     first = exe(w1, w2, x, y)
     for g, e in zip(first, want, strict=True):
         np.testing.assert_allclose(np.asarray(g), e, rtol=1e-4, atol=1e-5)
+    params: list[Any] = [relay.device_put(w1), relay.device_put(w2)]
+    host = [w1, w2]
+    for _ in range(2):  # the updated parameters stay on the device
+        *params, _ = exe(*params, x, y)
+        *host, _ = train_step(*host, x, y)
+    assert all(isinstance(p, DeviceArray) and p.device.kind == "cuda" for p in params)
+    for p, h in zip(params, host, strict=True):
+        np.testing.assert_allclose(p.numpy(), h, rtol=1e-4, atol=1e-5)
 
 
 @gpu
@@ -307,3 +336,29 @@ def test_device_arrays_are_values_for_the_interpreter() -> None:
         np.testing.assert_array_equal(v, a, strict=True)
     mod = relay.parse("def @main(%x: Tensor[(2, 3), float32]) { sum(%x) }")
     assert relay.interpret(mod, device_put(a, CPU)) == 15.0
+
+
+def test_a_host_placed_kernel_keeps_its_constants_and_checks() -> None:
+    import dataclasses
+
+    from relay.backend.compiler import KernelLibrary
+    from relay.ir.expr import Function, GlobalVar
+    from relay.passes.quantize import _bind_params
+
+    main = relay.parse(
+        "def @main(%a: Tensor[(4,), int32], %b: Tensor[(4,), int32], %c: Tensor[(4,), int32])"
+        " { add(divide(%a, %b), %c) }"
+    )["main"]
+    assert isinstance(main, Function)
+    bound = _bind_params(main, {"c": np.array([1, 2, 3, 4], np.int32)})
+    exe = relay.build(relay.Module({GlobalVar("main"): bound}))
+    lib = exe.graph.library
+    (name,) = lib.kernels
+    assert lib.kernels[name].checks  # (the zero check; the constant is a graph constant)
+    moved = dataclasses.replace(lib.kernels[name], device="elsewhere")
+    dev = DeviceGraphExecutor(exe.graph.plan, KernelLibrary({name: moved}, lib.module), CPU)
+    assert dev.host_kernels == [name]
+    a, b = np.array([8, 9, 10, 11], np.int32), np.array([2, 3, 5, 11], np.int32)
+    np.testing.assert_array_equal(dev.run_flat([a, b]).numpy(), exe(a, b))
+    with pytest.raises(ExecutionError, match="integer division by zero"):
+        dev.run_flat([a, np.array([1, 0, 1, 1], np.int32)])

@@ -16,11 +16,11 @@ import pytest
 import relay
 from relay import flags
 from relay.backend.compiler import KernelLibrary
-from relay.backend.device import Device, DeviceArray, device_put
+from relay.backend.device import Device, DeviceArray, device_put, from_dlpack
 from relay.backend.interpreter import from_python_list
 from relay.backend.vm import VMClosure
 from relay.backend.vm.device import DeviceVirtualMachine, DeviceVMExecutor
-from relay.errors import ExecutionError
+from relay.errors import ExecutionError, TypeCheckError
 from relay.std import prelude_text
 from tests.vm_programs import LOOP, TOTAL
 
@@ -148,11 +148,15 @@ def test_control_flow_compiles_for_the_gpu_and_says_where_it_cannot_run() -> Non
     exe = relay.build(relay.parse(LOOP), target=SM90)
     assert exe.kind == "vm" and isinstance(exe.vm, DeviceVMExecutor)
     assert ".target sm_90" in b"".join(exe.library.device_code).decode()
-    with pytest.raises(ExecutionError) as err:
-        exe(np.int32(3), np.ones(4, np.float32))
-    assert str(err.value) == (
-        "this program is compiled for cuda, and this machine has no device cuda:0 to run it on"
-    )
+    for x in (np.ones(4, np.float32), device_put(np.ones(4, np.float32), CPU)):
+        with pytest.raises(ExecutionError) as err:
+            exe(np.int32(3), x)
+        assert str(err.value) == (
+            "this program is compiled for cuda, and this machine has no device cuda:0 to run it on"
+        )
+    # device arrays are type-checked by their shapes and dtypes (nothing copied)
+    with pytest.raises(TypeCheckError, match=r"Tensor\[\(4,\), float32\]"):
+        exe(np.int32(3), device_put(np.ones(5, np.float32), CPU))
 
 
 gpu = pytest.mark.skipif(not relay.gpu_available(), reason="no CUDA GPU on this machine")
@@ -171,3 +175,74 @@ def test_a_loop_and_a_recursion_run_on_the_gpu() -> None:
     items = [np.full(3, i % 7, np.float32) for i in range(200)]
     got = exe(from_python_list(exe.module, items), np.zeros(3, np.float32))
     np.testing.assert_array_equal(np.asarray(got), np.sum(items, axis=0))
+
+
+def test_a_reshaped_tensor_is_not_reused_while_its_view_lives() -> None:
+    # a view of a pooled device tensor keeps the tensor in use: the later products of the
+    # same shape must not overwrite what the reshapes show
+    exe, dev = on_device(
+        """
+def @main(%n: int32, %x: Tensor[(2, 2), float32]) {
+  let %m = if (%n > 0) { %x } else { %x * 3f };
+  let %b = reshape(nn.matmul(%m, %m), newshape=[4]);
+  let %b2 = reshape(nn.matmul(%m, %m * 2f), newshape=[4]);
+  let %c = nn.matmul(%m, %m * 10f);
+  (%b, %b2, %c)
+}"""
+    )
+    x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    for g, e in zip(dev.run([np.int32(1), x]), exe(np.int32(1), x), strict=True):
+        np.testing.assert_array_equal(g.numpy(), e)
+
+
+def test_a_closure_keeps_the_device_array_it_captured() -> None:
+    # an argument captured by a returned closure must not go back to the pool when the
+    # caller drops it
+    _, dev = on_device(
+        """
+def @main(%x: Tensor[(4,), float32]) -> fn () -> Tensor[(4,), float32] {
+  fn () -> Tensor[(4,), float32] { %x }
+}"""
+    )
+    closure = dev.run([device_put(np.arange(4, dtype=np.float32), CPU)])
+    other = device_put(np.full(4, 99, np.float32), CPU)  # may take a freed tensor
+    np.testing.assert_array_equal(closure().numpy(), np.arange(4, dtype=np.float32))
+    assert other.numpy()[0] == 99
+
+
+def test_arrays_of_another_framework_on_another_device_are_copied() -> None:
+    # (a host array shared through DLPack, given to a machine whose device is not the host)
+    _, dev = on_device(LOOP)
+    vm = dev.machine()
+    assert isinstance(vm, DeviceVirtualMachine)
+    vm.device = Device("cuda")  # what the machine of a GPU program compares with
+    vm._dev = CPU.tvm_device()
+    from relay.backend.runtime import tvm
+
+    shared = np.arange(4, dtype=np.float32)
+    foreign = tvm().runtime.tensor(shared)  # another framework's host array (DLPack)
+    placed = vm.on_device(foreign)  # copied, not passed on as a host pointer
+    assert placed is not foreign and not hasattr(placed, "__array_interface__")
+    foreign.copyfrom(np.full(4, 7, np.float32))
+    np.testing.assert_array_equal(placed.numpy(), shared)
+    np.testing.assert_array_equal(vm.host(foreign), np.full(4, 7, np.float32))
+    np.testing.assert_array_equal(vm.host(from_dlpack(shared)), shared)
+
+
+def test_a_closure_argument_is_checked_for_a_gpu_program() -> None:
+    from relay.backend import cuda
+
+    if cuda.nvcc() is None or relay.gpu_available():
+        pytest.skip("needs nvcc and no GPU")
+    closure = relay.build(
+        relay.parse(
+            "def @main(%y: float32) -> fn (float32) -> float32 { fn (%z: float32) { %z * %y } }"
+        )
+    )(np.float32(2))
+    assert isinstance(closure, VMClosure)
+    exe = relay.build(
+        relay.parse("def @main(%f: fn (float32) -> float32, %x: float32) -> float32 { %f(%x) }"),
+        target=SM90,
+    )
+    with pytest.raises(ExecutionError, match="this machine has no device cuda:0"):
+        exe(closure, np.float32(3))

@@ -59,6 +59,9 @@ class DeviceVirtualMachine(VirtualMachine):
     ) -> None:
         self.device = device
         self._dev = device.tvm_device()
+        self.timing_sync = self._dev.sync
+        self.sync_runs = False
+        """Whether a run waits for the device before it returns (for timing it)."""
         self._device_pools: dict[tuple[tuple[int, ...], str], list[Any]] = {}
         super().__init__(program, library, **kw)
         for linked in self.functions:  # the functions' constants, on the device once
@@ -73,20 +76,36 @@ class DeviceVirtualMachine(VirtualMachine):
             if value.size:
                 out.copyfrom(as_kernel_array(value))
             return out
+        if type(value) is _View:
+            return value.tensor
         if isinstance(value, DeviceArray):
-            return value._tensor if value.device == self.device else self.on_device(value.numpy())
+            if value.device != self.device:
+                return self.on_device(value.numpy())
+            # the machine may keep the tensor (in a closure, a reference) beyond the call:
+            # it never goes back to the pool
+            value._escaped = True
+            return value._tensor
         if type(value) is tuple:
             return tuple(self.on_device(v) for v in value)
         if type(value) is ConstructorValue:
             return map_fields(value, self.on_device)
-        if dlpack_device(value) == self.device:
+        where = dlpack_device(value)
+        if where == self.device:
             return from_dlpack(value)._tensor
+        if where is not None:  # another device's array (a CPU tensor of another framework)
+            return self.on_device(from_dlpack(value).numpy())
         return value
 
     def host(self, value: Any) -> Any:
         """``value`` with its tensors in host memory (device tensors copied there)."""
         if type(value) is np.ndarray or value is None or type(value) is VMClosure:
             return value
+        if type(value) is _View:
+            return value.tensor.numpy()
+        if isinstance(value, DeviceArray):
+            return value.numpy()
+        if dlpack_device(value) is not None:
+            return from_dlpack(value).numpy()
         if type(value) is tuple:
             return tuple(self.host(v) for v in value)
         if type(value) is ConstructorValue:
@@ -102,6 +121,8 @@ class DeviceVirtualMachine(VirtualMachine):
         of the machine's pools)."""
         if type(value) is np.ndarray:
             value = self.on_device(value)
+        if type(value) is _View:
+            value = value.tensor
         if hasattr(value, "_create_view"):
             shape = tuple(int(d) for d in value.shape)
             out = pooled(shape, numpy_dtype(str(value.dtype)), self._dev)
@@ -113,6 +134,15 @@ class DeviceVirtualMachine(VirtualMachine):
         if type(value) is ConstructorValue:
             return map_fields(value, self.export)
         return value
+
+    def reshaped(self, value: Any, shape: tuple[int, ...]) -> Any:
+        """``value``'s data in ``shape``: a host array's view, or a device tensor's view
+        that keeps the tensor referenced, so that its pool sees it in use."""
+        if type(value) is np.ndarray:
+            return value.reshape(shape)
+        parent = value.parent if type(value) is _View else value
+        tensor = value.tensor if type(value) is _View else value
+        return _View(tensor._create_view(shape, str(tensor.dtype)), parent)
 
     # -- linking ------------------------------------------------------------------------------
 
@@ -194,10 +224,25 @@ class DeviceVirtualMachine(VirtualMachine):
         return _HostInterpreter(super()._interpreter(), self)
 
     def run(self, args: Sequence[Any]) -> Any:
-        return self.export(super().run([self.on_device(a) for a in args]))
+        result = self.export(super().run([self.on_device(a) for a in args]))
+        if self.sync_runs:
+            self._dev.sync()
+        return result
 
     def call_closure(self, closure: VMClosure, args: list[Any]) -> Any:
         return self.export(super().call_closure(closure, [self.on_device(a) for a in args]))
+
+
+class _View:
+    """A device tensor's reshaped view in a register, with the tensor it shows (which the
+    machine's pool may otherwise hand to a later kernel while the view is alive: a view does
+    not keep the Python object of its tensor referenced)."""
+
+    __slots__ = ("parent", "tensor")
+
+    def __init__(self, tensor: Any, parent: Any) -> None:
+        self.tensor = tensor
+        self.parent = parent
 
 
 class _HostInterpreter:
@@ -228,6 +273,15 @@ class DeviceVMExecutor(VMExecutor):
         host = target.host if target is not None and target.is_gpu else target
         super().__init__(program, None, host, functions)  # (dynamic kernels: the host's)
         self.library = library
+
+    def profile(self, args: Sequence[Any], repeat: int = 10) -> Any:
+        vm = self.machine()
+        assert isinstance(vm, DeviceVirtualMachine)
+        vm.sync_runs = True  # each run timed to the end of its kernels
+        try:
+            return super().profile(args, repeat)
+        finally:
+            vm.sync_runs = False
 
     def new_machine(self, **kw: Any) -> VirtualMachine:
         if not self.device.exists:
@@ -268,6 +322,8 @@ def checked_shadow(value: Any) -> Any:
         return np.broadcast_to(np.zeros((), numpy_dtype(str(dtype))), shape)
     if type(value) is tuple:
         return tuple(checked_shadow(v) for v in value)
+    if type(value) is ConstructorValue:
+        return map_fields(value, checked_shadow)
     return value
 
 

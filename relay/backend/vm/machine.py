@@ -129,17 +129,27 @@ class _Counting(list):  # type: ignore[type-arg]
         return super().__getitem__(pc)
 
 
-def _timed(kernel: Any, times: dict[str, float], calls: dict[str, int]) -> Any:
-    """A copy of ``kernel`` whose calls add their time and count to ``times`` and ``calls``."""
+def _timed(
+    kernel: Any,
+    times: dict[str, float],
+    calls: dict[str, int],
+    sync: Callable[[], None] | None = None,
+) -> Any:
+    """A copy of ``kernel`` whose calls add their time and count to ``times`` and ``calls``
+    (``sync``: waits for a device's kernels, so that a launch is timed to its end)."""
     import copy
 
     out = copy.copy(kernel)
-    out.func = _timed_call(kernel.func, kernel.name, times, calls)
+    out.func = _timed_call(kernel.func, kernel.name, times, calls, sync)
     return out
 
 
 def _timed_call(
-    func: Callable[..., Any], name: str, times: dict[str, float], calls: dict[str, int]
+    func: Callable[..., Any],
+    name: str,
+    times: dict[str, float],
+    calls: dict[str, int],
+    sync: Callable[[], None] | None = None,
 ) -> Callable[..., Any]:
     """``func``, adding the time and count of each call under ``name``."""
     import time
@@ -147,6 +157,8 @@ def _timed_call(
     def timed(*args: Any) -> Any:
         start = time.perf_counter()
         result = func(*args)
+        if sync is not None:
+            sync()
         times[name] = times.get(name, 0.0) + time.perf_counter() - start
         calls[name] = calls.get(name, 0) + 1
         return result
@@ -209,6 +221,8 @@ class VirtualMachine:
 
     fast_invoke = True
     """Whether a kernel of one output and no checks gets the loop's own instruction."""
+    timing_sync: Callable[[], None] | None = None
+    """What profiling calls after a kernel to time it to its end (a device's sync)."""
 
     def __init__(
         self,
@@ -268,7 +282,7 @@ class VirtualMachine:
             assert self.library is not None
             kernel = self.library.kernels[call.symbol]
             if self.profiling:
-                kernel = _timed(kernel, self.kernel_time, self.kernel_calls)
+                kernel = _timed(kernel, self.kernel_time, self.kernel_calls, self.timing_sync)
             if self.check is not None:
                 kernel = _checked(kernel, self.check[index])
             extra = tuple(as_kernel_array(np.asarray(c)) for c in kernel.constants)
@@ -470,12 +484,7 @@ class VirtualMachine:
                 if not (cond if type(cond) is np.ndarray else self.host(cond)):
                     pc = ins[2]
             elif op == _RESHAPE_ANYWHERE:
-                value = regs[ins[2]]
-                regs[ins[1]] = (
-                    value.reshape(ins[3])
-                    if type(value) is np.ndarray
-                    else value._create_view(ins[3], str(value.dtype))
-                )
+                regs[ins[1]] = self.reshaped(regs[ins[2]], ins[3])
             elif op == _FAIL:
                 raise ExecutionError(
                     f"{ins[1]} the value {format_value(self.host(regs[ins[3]]), 200)}", ins[2]
@@ -524,6 +533,10 @@ class VirtualMachine:
     def host(self, value: Any) -> Any:
         """``value`` with its tensors in host memory (a device machine copies them there)."""
         return value
+
+    def reshaped(self, value: Any, shape: tuple[int, ...]) -> Any:
+        """``value``'s data in ``shape``, without a copy."""
+        return value.reshape(shape)
 
     def _not_callable(self, value: Any) -> ExecutionError:
         if type(value) is VMClosure:
