@@ -158,6 +158,22 @@ def test_dropped_results_are_recycled() -> None:
     assert len(ptrs) <= 3
 
 
+def test_small_results_are_new_arrays_and_large_ones_recycled_chunks() -> None:
+    from relay.backend.graph_executor import SMALL_RESULTS
+
+    small = build(relay.parse("def @main(%x: Tensor[(5,), float32]) { (tanh(%x), negative(%x)) }"))
+    assert small.graph._small is not None  # 40 bytes of results
+    runs = [small(np.full(5, float(i), np.float32)) for i in range(3)]
+    for i, (t, n) in enumerate(runs):  # each call's results its own arrays, kept intact
+        assert t.flags.owndata and n.flags.owndata
+        np.testing.assert_array_equal(n, np.full(5, -float(i), np.float32))
+        np.testing.assert_allclose(t, np.tanh(np.full(5, float(i))), rtol=1e-6)
+    large = build(chain(3))
+    out = large(rand(64, 64))
+    assert large.graph._small is None and out.nbytes > SMALL_RESULTS
+    assert not out.flags.owndata  # (a view of a recycled chunk)
+
+
 def test_identity_and_duplicate_results_are_copies() -> None:
     mod = relay.parse(
         """
