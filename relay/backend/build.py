@@ -594,10 +594,12 @@ def _build_gpu(
     gv = optimized.get_global_var(gv.name_hint)
     try:
         plan, library = compile_plan(optimized.functions[gv], target)
-    except NotDataflow as why:
+    except (NotDataflow, CompileError) as why:
+        if isinstance(why, CompileError) and "static shapes" not in why.message:
+            raise
         from relay.backend.vm import NotCompilable, compile_vm
 
-        flags.debug_print(1, f"{name} runs on the VM on the GPU: it has {why}")
+        flags.debug_print(1, f"{name} runs on the VM on the GPU: {why}")
         try:
             vm = compile_vm(optimized, gv, target)
         except NotCompilable as reason:

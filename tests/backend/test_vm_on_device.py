@@ -159,6 +159,26 @@ def test_control_flow_compiles_for_the_gpu_and_says_where_it_cannot_run() -> Non
         exe(np.int32(3), device_put(np.ones(5, np.float32), CPU))
 
 
+def test_gpu_builds_of_symbolic_and_run_time_shapes() -> None:
+    from relay.backend import cuda
+
+    if cuda.nvcc() is None:
+        pytest.skip("nvcc (the CUDA toolkit) is not installed")
+    # a shape variable: the device graph executor, one plan for every size
+    exe = relay.build(
+        relay.parse(
+            "def @main[n: Shape](%x: Tensor[(n, 20), float32], %w: Tensor[(20, 8), float32]) "
+            "{ nn.softmax(nn.matmul(tanh(%x), %w)) }"
+        ),
+        target=SM90,
+    )
+    assert exe.kind == "graph" and exe.device_plan is not None and exe.device_plan.shape_vars
+    assert set(exe.placement.values()) == {"cuda"}
+    # a dimension known only at run time: the VM, its kernels specialized on the host
+    exe = relay.build(relay.parse("def @main(%x: Tensor[(?), float32]) { tanh(%x) }"), target=SM90)
+    assert exe.kind == "vm" and isinstance(exe.vm, DeviceVMExecutor)
+
+
 gpu = pytest.mark.skipif(not relay.gpu_available(), reason="no CUDA GPU on this machine")
 
 
