@@ -232,12 +232,20 @@ class DeviceArray:
 def pooled(shape: tuple[int, ...], dtype: np.dtype[Any], device: Any) -> DeviceArray:
     """A new uninitialized :class:`DeviceArray` on TVM device ``device``, from its pool."""
     pool = _pool(device)
-    key = (shape, _tvm_dtype(dtype))
+    key = (shape, dtype.name)
     return DeviceArray(pool.take(key), pool, key, dtype)
 
 
-def _tvm_dtype(dtype: np.dtype[Any]) -> str:
-    return "bfloat16" if dtype.name == "bfloat16" else dtype.name
+def uploaded(a: Any, device: Any) -> Any:
+    """Host array ``a`` copied into a new TVM tensor of its own on TVM device ``device``
+    (outside the pools: for what lives as long as an executor or a machine)."""
+    from relay.backend.runtime import as_kernel_array
+
+    a = np.asarray(a)
+    out = tvm().runtime.empty(a.shape, a.dtype.name, device)
+    if a.size:
+        out.copyfrom(as_kernel_array(a))
+    return out
 
 
 def _default_device() -> Device:

@@ -29,7 +29,15 @@ from typing import Any
 import numpy as np
 
 from relay.backend.compiler import KernelLibrary
-from relay.backend.device import Device, DeviceArray, _pool, dlpack_device, pooled
+from relay.backend.device import (
+    Device,
+    DeviceArray,
+    _pool,
+    dlpack_device,
+    from_dlpack,
+    pooled,
+    uploaded,
+)
 from relay.backend.graph_executor import (
     GraphPlan,
     SymbolicGraphExecutor,
@@ -71,7 +79,7 @@ class DeviceGraphExecutor:
                 self._shapes[slot], str(slot_types[slot].dtype)
             )
         for slot, data in plan.constants.items():
-            template[slot] = _on_device(np.asarray(data), dev)
+            template[slot] = uploaded(data, dev)
         self._storage = storage
         # (kernel, argument slots, checks (kernel, flags)), or for a reshape of a value that
         # changes from call to call (None, (source, target), shape)
@@ -96,8 +104,8 @@ class DeviceGraphExecutor:
                 step,
                 kernel,
                 template,
-                functools.partial(_on_device_at, where),
-                functools.partial(_on_device, np.zeros((1,), np.int32), where),
+                functools.partial(_uploaded_to, where),
+                functools.partial(uploaded, np.zeros((1,), np.int32), where),
                 sizes,
             )
             if on_host:
@@ -145,12 +153,8 @@ class DeviceGraphExecutor:
                 return self._stage(slot, _convert(a.numpy(), shape, dtype, what))
             tensor = a._tensor
         elif dlpack_device(a) == self.device:
-            from relay.backend.device import from_dlpack
-
             tensor = from_dlpack(a)._tensor
         elif dlpack_device(a) is not None:  # another device's array: through the host
-            from relay.backend.device import from_dlpack
-
             return self._stage(slot, _convert(from_dlpack(a).numpy(), shape, dtype, what))
         else:
             if type(a) is not np.ndarray or a.dtype != dtype or a.shape != shape:
@@ -280,19 +284,12 @@ def _size(t: Any) -> int:
     return int(np.prod([int(d) for d in t.shape], dtype=np.int64))
 
 
+def _uploaded_to(dev: Any, a: Any) -> Any:
+    return uploaded(a, dev)
+
+
 def _dtype_name(dtype: Any) -> str:
     return str(np.dtype(dtype))
-
-
-def _on_device_at(dev: Any, a: Any) -> Any:
-    return _on_device(a, dev)
-
-
-def _on_device(a: Any, dev: Any) -> Any:
-    out = tvm().runtime.empty(a.shape, _dtype_name(a.dtype), dev)
-    if a.size:
-        out.copyfrom(as_kernel_array(np.asarray(a)))
-    return out
 
 
 def device_executor(

@@ -30,7 +30,14 @@ from typing import Any
 import numpy as np
 
 from relay.backend.compiler import KernelLibrary
-from relay.backend.device import Device, DeviceArray, dlpack_device, from_dlpack, pooled
+from relay.backend.device import (
+    Device,
+    DeviceArray,
+    dlpack_device,
+    from_dlpack,
+    pooled,
+    uploaded,
+)
 from relay.backend.interpreter.values import ConstructorValue, RefValue
 from relay.backend.runtime import as_kernel_array, numpy_dtype, tvm
 from relay.backend.target import Target
@@ -72,10 +79,7 @@ class DeviceVirtualMachine(VirtualMachine):
     def on_device(self, value: Any) -> Any:
         """``value`` with its tensors in the device's memory (host arrays copied there)."""
         if type(value) is np.ndarray:
-            out = tvm().runtime.empty(value.shape, value.dtype.name, self._dev)
-            if value.size:
-                out.copyfrom(as_kernel_array(value))
-            return out
+            return uploaded(value, self._dev)
         if type(value) is _View:
             return value.tensor
         if isinstance(value, DeviceArray):
