@@ -269,15 +269,16 @@ class _HostStep:
         self, func: Any, args: tuple[int, ...], ins: dict[int, Any], outs: dict[int, Any]
     ) -> None:
         self.func, self.args, self.ins, self.outs = func, args, ins, outs
+        # the copies worth making (a buffer without elements has nothing to move)
+        self.copy_in = [(i, buf) for i, buf in ins.items() if _size(buf)]
+        self.copy_out = [(i, buf) for i, buf in outs.items() if _size(buf)]
 
     def run(self, slots: list[Any]) -> None:
-        for i, buf in self.ins.items():
-            if _size(buf):
-                slots[i].copyto(buf)
+        for i, buf in self.copy_in:
+            slots[i].copyto(buf)
         self.func(*[self.ins.get(i, self.outs.get(i, slots[i])) for i in self.args])
-        for i, buf in self.outs.items():
-            if _size(buf):
-                slots[i].copyfrom(buf)
+        for i, buf in self.copy_out:
+            slots[i].copyfrom(buf)
 
 
 def _size(t: Any) -> int:
