@@ -32,7 +32,7 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,12 +60,16 @@ Graph = GraphExecutor | SymbolicGraphExecutor
 
 if TYPE_CHECKING:
     from relay.backend.vm import VMExecutor
+    from relay.passes.manager import Pass
 
 FORMAT = 1
 
 
-def optimize(mod: Module, entry: GlobalVar, opt_level: int = 3) -> Module:
-    """``mod`` reduced to ``entry`` and what it calls, optimized and fused (steps 1-2)."""
+def optimize(
+    mod: Module, entry: GlobalVar, opt_level: int = 3, before_fusion: Sequence[Pass] = ()
+) -> Module:
+    """``mod`` reduced to ``entry`` and what it calls, optimized and fused (steps 1-2);
+    a target's own passes (``before_fusion``) run between the two."""
     from relay.passes import FuseOps, InferType, PartialEvaluate, PassContext, Sequential
     from relay.passes.pipeline import standard_pipeline
     from relay.passes.remove_unused import reachable_globals
@@ -90,7 +94,8 @@ def optimize(mod: Module, entry: GlobalVar, opt_level: int = 3) -> Module:
             # partial evaluation turns a gradient whose control is known at compile time
             # back into dataflow (docs/partial-evaluation.md)
             work = PartialEvaluate()(work)
-        return Sequential([standard_pipeline((entry.name_hint,)), FuseOps(), InferType()])(work)
+        passes = [standard_pipeline((entry.name_hint,)), *before_fusion, FuseOps(), InferType()]
+        return Sequential(passes)(work)
 
 
 def _unrolled(
@@ -376,11 +381,6 @@ class Executable:
         """Write the executable to ``path`` (a zip file; written atomically)."""
         from relay.backend.cache import library_metadata
 
-        if self.target.is_gpu:
-            raise CompileError(
-                f"{self.name} is compiled for {self.target}: saving GPU executables is not "
-                "built yet"
-            )
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
             meta: dict[str, Any] = {
@@ -392,11 +392,12 @@ class Executable:
                     "kind": self.target.kind,
                     "mcpu": self.target.mcpu,
                     "fast_math": self.target.fast_math,
+                    "arch": self.target.arch,
                 },
             }
             z.writestr("program.rly", self.astext())
-            if self.graph is not None:
-                plan = self.graph.plan
+            plan = self.graph.plan if self.graph is not None else self.device_plan
+            if plan is not None:
                 meta["plan"] = plan.to_json()
                 for slot, data in plan.constants.items():
                     z.writestr(f"constants/{slot}.npy", _npy(data))
@@ -413,6 +414,8 @@ class Executable:
                     from relay.backend.vta.build import layers
 
                     meta["vta_layers"] = {name: layer.spec for name, layer in layers(self)}
+                for k, code in enumerate(library.device_code):  # (PTX: for .ptx())
+                    z.writestr(f"device_code/{k}.ptx", code)
                 with tempfile.TemporaryDirectory() as tmp:
                     so = Path(tmp) / "kernels.so"
                     library.export(so)
@@ -470,9 +473,11 @@ def load(path: str | os.PathLike[str]) -> Executable:
         module = parse(text, str(path))
         entry = module.get_global_var(meta["entry"])
         t = meta["target"]
-        target = Target(t.get("kind", "llvm"), mcpu=t["mcpu"], fast_math=t["fast_math"])
+        target = Target(
+            t.get("kind", "llvm"), mcpu=t["mcpu"], fast_math=t["fast_math"], arch=t.get("arch", "")
+        )
         graph = None
-        vm = None
+        vm: VMExecutor | None = None
         constants = {
             int(Path(n).stem): np.load(io.BytesIO(z.read(n)), allow_pickle=False)
             for n in z.namelist()
@@ -485,12 +490,27 @@ def load(path: str | os.PathLike[str]) -> Executable:
             with tempfile.TemporaryDirectory() as tmp:
                 so = Path(tmp) / "kernels.so"
                 so.write_bytes(data)
-                lib_module = tvm().runtime.load_module(str(so))
+                try:
+                    lib_module = tvm().runtime.load_module(str(so))
+                except Exception as err:
+                    if not target.is_gpu:
+                        raise
+                    raise CompileError(
+                        f"{path} holds kernels compiled for {target.arch}, and TVM on this "
+                        "machine cannot load CUDA code (it needs the CUDA driver: load it on "
+                        f"a machine with the GPU): {str(err).strip().splitlines()[-1]}"
+                    ) from None
             for name, spec in meta.get("vta_layers", {}).items():
                 from relay.backend.vta.build import layer_from_spec
 
                 kernels[name].func = layer_from_spec(spec)
-            library = KernelLibrary(kernels, lib_module, "", data)
+            codes = sorted(n for n in z.namelist() if n.startswith("device_code/"))
+            device_code = [z.read(n) for n in sorted(codes, key=lambda n: int(Path(n).stem))]
+            library = KernelLibrary(kernels, lib_module, "", data, device_code)
+        if meta["kind"] == "graph" and target.is_gpu:
+            assert library is not None
+            plan = GraphPlan.from_json(meta["plan"], constants)
+            return _gpu_graph(module, entry, target, meta.get("name", ""), plan, library)
         if meta["kind"] == "graph":
             assert library is not None
             graph = executor(GraphPlan.from_json(meta["plan"], constants), library)
@@ -499,7 +519,14 @@ def load(path: str | os.PathLike[str]) -> Executable:
             from relay.backend.vm.isa import program_from_json
 
             values = [constants[k] for k in range(meta["vm"]["constant_count"])]
-            vm = VMExecutor(program_from_json(meta["vm"], module, values), library, target)
+            program = program_from_json(meta["vm"], module, values)
+            if target.is_gpu:
+                from relay.backend.device import Device
+                from relay.backend.vm.device import DeviceVMExecutor
+
+                vm = DeviceVMExecutor(program, library, target, None, Device("cuda"))
+            else:
+                vm = VMExecutor(program, library, target)
     return Executable(module, entry, target, graph, meta.get("name", ""), vm)
 
 
@@ -589,8 +616,11 @@ def _build_gpu(
     a machine with the GPU. Kernels without a GPU schedule are compiled for the host and
     named in the debug output (``exe.placement`` lists them)."""
     from relay.backend.graph_executor import compile_plan
+    from relay.backend.schedule.gpu import TRANSPOSED_OPERANDS
+    from relay.passes.alter_layout import AlterProductLayout
 
-    optimized = optimize(typed, gv, opt_level)
+    layout = [AlterProductLayout(TRANSPOSED_OPERANDS)] if opt_level >= 2 else []
+    optimized = optimize(typed, gv, opt_level, layout)
     gv = optimized.get_global_var(gv.name_hint)
     try:
         plan, library = compile_plan(optimized.functions[gv], target)
@@ -607,13 +637,26 @@ def _build_gpu(
                 f"{name}: the CUDA target cannot compile this program: the VM does not run {reason}"
             ) from None
         return Executable(optimized, gv, target, None, name, vm)
-    exe = Executable(optimized, gv, target, None, name)
-    exe.device_plan = plan
-    exe.device_library = library
-    exe._flat_params = all(isinstance(t, TensorType) for t in plan.param_types)
+    exe = _gpu_graph(optimized, gv, target, name, plan, library)
     on_cpu = [k for k, where in exe.placement.items() if where == "cpu"]
     if on_cpu:
         flags.debug_print(1, f"{name}: {len(on_cpu)} kernels run on the CPU: {', '.join(on_cpu)}")
+    return exe
+
+
+def _gpu_graph(
+    module: Module,
+    gv: GlobalVar,
+    target: Target,
+    name: str,
+    plan: GraphPlan,
+    library: KernelLibrary,
+) -> Executable:
+    """The executable of a GPU program's ``plan`` and its kernels ``library``."""
+    exe = Executable(module, gv, target, None, name)
+    exe.device_plan = plan
+    exe.device_library = library
+    exe._flat_params = all(isinstance(t, TensorType) for t in plan.param_types)
     return exe
 
 

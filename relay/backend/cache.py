@@ -102,6 +102,7 @@ def _kernel_json(k: Kernel) -> dict[str, Any]:
         "checks": [[message, _span_json(span)] for message, span in k.checks],
         "calls": k.calls,
         "shape_vars": [[f"s{i}", v.name_hint] for i, v in enumerate(k.shape_vars)],
+        "device": k.device,
     }
 
 
@@ -116,6 +117,7 @@ def _kernel_from_json(r: dict[str, Any]) -> Kernel:
         checks=[(message, _span_from_json(span)) for message, span in r.get("checks", [])],
         calls=dict(r.get("calls", {})),
         shape_vars=list(variables.values()),
+        device=r.get("device", "cpu"),
     )
 
 

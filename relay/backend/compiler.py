@@ -225,6 +225,10 @@ def library_key(texts: Sequence[str], target: Target) -> str:
     h = hashlib.sha256()
     h.update(f"code {code_version()}\n".encode())
     h.update(f"target {target.key}\n".encode())
+    if target.is_gpu:  # (the GPU schedules' settings, which a user or a probe may change)
+        from relay.backend.schedule.gpu import settings
+
+        h.update(f"schedules {settings()}\n".encode())
     for t in texts:
         h.update(t.encode())
         h.update(b"\0")

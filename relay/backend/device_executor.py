@@ -96,6 +96,11 @@ class DeviceGraphExecutor:
                     self._steps.append((None, (src, dst), self._shapes[dst]))
                 continue
             kernel = library.kernels[step.kernel]
+            if kernel.device == device.kind and all(0 in self._shapes[o] for o in step.outputs):
+                # nothing to compute (a plan of symbolic sizes run at a zero size): no launch,
+                # as a kernel of static zero-size tensors has none (docs/backend.md)
+                self._steps.append((_NOTHING, (), None))
+                continue
             # a kernel without a GPU schedule runs on the host (mixed placement): its
             # constants and flags live there, its inputs and outputs are copied
             on_host = kernel.device != device.kind
@@ -259,6 +264,16 @@ class DeviceGraphExecutor:
             (step.kernel, sorted(t)[len(t) // 2] * 1e3)
             for step, t in zip(kernels, [t for t in times if t], strict=True)
         ]
+
+
+class _Nothing:
+    """A step with nothing to compute (its results have no elements)."""
+
+    def run(self, slots: list[Any]) -> None:
+        pass
+
+
+_NOTHING = _Nothing()
 
 
 class _HostStep:

@@ -757,7 +757,7 @@ def subscript(
             )
         return Ex(TupleGetItem(x.expr, i, span=c.span(node)), x.ty.fields[i])
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
-    if all(isinstance(p, ast.Constant) and p.value is None for p in parts):
+    if all(map(_is_none, parts)):
         return c.op("expand_dims", [x], {"axis": 0, "num_newaxis": len(parts)}, node)  # x[None]
     return _tensor_index(c, x, parts, node, env)
 
@@ -775,6 +775,13 @@ def _slice_bound(
     raise c.error(f"a slice {what} must be an integer constant", n)
 
 
+def _is_none(p: ast.expr) -> bool:
+    """Whether index ``p`` is ``None`` or ``np.newaxis`` (``numpy.newaxis``)."""
+    if isinstance(p, ast.Attribute) and p.attr == "newaxis":
+        return isinstance(p.value, ast.Name) and p.value.id in ("np", "numpy")
+    return isinstance(p, ast.Constant) and p.value is None
+
+
 def _tensor_index(
     c: FunctionConverter, x: Ex, parts: list[ast.expr], node: ast.AST, env: dict[str, _Any]
 ) -> Val:
@@ -787,8 +794,10 @@ def _tensor_index(
         k = next(
             i for i, p in enumerate(parts) if isinstance(p, ast.Constant) and p.value is Ellipsis
         )
-        fill = rank - (len(parts) - 1)
+        fill = rank - (len(parts) - 1 - sum(map(_is_none, parts)))
         parts = [*parts[:k], *[ast.Slice() for _ in range(fill)], *parts[k + 1 :]]
+    if any(map(_is_none, parts)):
+        return _index_with_new_axes(c, x, parts, node, env)
     if rank is not None and len(parts) > rank:
         raise c.error(f"too many indices for a rank-{rank} tensor: {len(parts)}", node)
     begin: list[int] = []
@@ -811,10 +820,6 @@ def _tensor_index(
             strides.append(s)
             axes.append(axis)
             continue
-        if isinstance(p, ast.Constant) and p.value is None:
-            raise c.unsupported(
-                "None (np.newaxis) mixed with other indices", p, "use np.expand_dims"
-            )
         v = c.expr(p, env)
         if isinstance(v, Py) and isinstance(v.value, int) and not isinstance(v.value, bool):
             i = v.value
@@ -846,6 +851,36 @@ def _tensor_index(
             out = c.op("squeeze", [out], {"axis": [axis]}, node)
         else:
             out = take_checked(c, out, taken, axis, node)
+    return out
+
+
+def _index_with_new_axes(
+    c: FunctionConverter, x: Ex, parts: list[ast.expr], node: ast.AST, env: dict[str, _Any]
+) -> Val:
+    """``x[parts]`` where ``parts`` holds ``None`` (``np.newaxis``) among slices and
+    integers: indexed without the Nones, then a new axis of size 1 inserted at each None's
+    place in the result (numpy's rule: after the axes that the indices before it keep, a
+    slice keeping one and an integer none)."""
+    kept = [p for p in parts if not _is_none(p)]
+    new_axes: list[int] = []  # each None's axis in the result
+    out_axes = 0
+    for p in parts:
+        if _is_none(p):
+            new_axes.append(out_axes)
+            out_axes += 1
+            continue
+        if isinstance(p, ast.Slice):
+            out_axes += 1
+            continue
+        v = c.expr(p, env)
+        if not (isinstance(v, Py) and isinstance(v.value, int) and not isinstance(v.value, bool)):
+            raise c.unsupported(
+                "None (np.newaxis) mixed with array indices", p, "use np.expand_dims"
+            )
+    out = _tensor_index(c, x, kept, node, env) if kept else x
+    assert isinstance(out, Ex)
+    for axis in new_axes:
+        out = c.op("expand_dims", [out], {"axis": axis, "num_newaxis": 1}, node)
     return out
 
 

@@ -3,6 +3,7 @@
 See docs/passes.md for the passes and docs/writing-passes.md for writing one.
 """
 
+from relay.passes.alter_layout import AlterProductLayout
 from relay.passes.common_subexpr import EliminateCommonSubexpr, eliminate_common_subexpr
 from relay.passes.constant_fold import FoldConstant, fold_constant
 from relay.passes.dead_code import DeadCodeElimination, dead_code_elimination
@@ -88,11 +89,13 @@ for _factory in (
     FoldConstant,
     FuseOps,
     Gradient,
+    AlterProductLayout,
 ):
     register_pass(_factory.__name__, _factory)
 del _factory
 
 __all__ = [
+    "AlterProductLayout",
     "CanonicalizeOps",
     "CheckInstrument",
     "DFPattern",

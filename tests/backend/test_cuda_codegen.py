@@ -153,13 +153,39 @@ def test_nvcc_errors_are_reported() -> None:
         cuda.compile_ptx("this is not CUDA", "sm_90")
 
 
-def test_saving_a_gpu_executable_is_refused_for_now(built: dict[str, Any], tmp_path: Any) -> None:
+def test_a_gpu_executable_saves_its_kernels_plan_and_ptx(
+    built: dict[str, Any], tmp_path: Any
+) -> None:
+    import json
+    import zipfile
+
+    exe = built["products"]
+    exe.save(tmp_path / "gpu.relay")
+    with zipfile.ZipFile(tmp_path / "gpu.relay") as z:
+        meta = json.loads(z.read("executable.json"))
+        parts = sorted(
+            (n for n in z.namelist() if n.startswith("device_code/")),
+            key=lambda n: int(n.split("/")[1].split(".")[0]),
+        )
+        assert len(parts) > 1  # (one per compiled part, in order)
+        assert b"".join(z.read(n) for n in parts).decode() == exe.ptx()
+    assert meta["kind"] == "graph" and meta["target"]["arch"] == "sm_90"
+    assert {k["name"]: k["device"] for k in meta["kernels"]} == exe.placement
+    assert meta["plan"]["steps"]
+
+
+@pytest.mark.skipif(relay.gpu_available(), reason="this machine has a GPU")
+def test_loading_a_gpu_executable_without_cuda_is_a_clear_error(
+    built: dict[str, Any], tmp_path: Any
+) -> None:
+    path = tmp_path / "gpu.relay"
+    built["reductions"].save(path)
     with pytest.raises(CompileError) as err:
-        built["reductions"].save(tmp_path / "gpu.zip")
-    assert str(err.value) == (
-        f"@main is compiled for {SM90}: saving GPU executables is not built yet"
+        relay.Executable.load(path)
+    assert str(err.value).startswith(
+        f"{path} holds kernels compiled for sm_90, and TVM on this machine cannot load CUDA "
+        "code (it needs the CUDA driver: load it on a machine with the GPU): "
     )
-    assert not (tmp_path / "gpu.zip").exists()
 
 
 def test_kernels_without_a_gpu_schedule_run_on_the_cpu() -> None:
@@ -177,6 +203,20 @@ def @main(%x: Tensor[(4, 5, 3), float32], %g: Tensor[(5,), float32]) {
     assert len(on_cpu) == 1 and "batch_norm" in on_cpu[0]
     assert set(placement.values()) == {"cpu", "cuda"}
     assert all(not entry.startswith(on_cpu[0]) for entry in entries(exe.ptx()))
+
+
+def test_kernels_of_zero_size_tensors_run_on_the_cpu() -> None:
+    # dlight's Fallback gave a zero-size kernel one block of unguarded stores, which wrote
+    # out of bounds on an H100 (every later kernel of the process failed)
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(0, 3), float32], %y: Tensor[(4, 3), float32]) {
+  (add(%x, 1f), multiply(%y, 2f))
+}"""
+    )
+    placement = relay.build(mod, target=SM90).placement
+    assert sorted(placement.values()) == ["cpu", "cuda"]
+    assert next(k for k, where in placement.items() if where == "cpu").startswith("fused_add")
 
 
 def test_reductions_accumulate_in_registers() -> None:

@@ -188,6 +188,11 @@ def test_plans_of_symbolic_sizes_run_an_executor_per_size() -> None:
         np.testing.assert_allclose(dev.run_flat([x]).numpy(), exe(x), rtol=1e-6)
     assert len(dev._instances) == 3
     assert all(isinstance(e, DeviceGraphExecutor) for e in dev._instances.values())
+    # at zero rows nothing is launched (a GPU schedule's grid would be empty, or unguarded)
+    empty = dev.run_flat([np.zeros((0, 3), np.float32)])
+    assert empty.shape == (0,) and empty.numpy().shape == (0,)
+    zero = next(e for key, e in dev._instances.items() if 0 in key)
+    assert all(type(func).__name__ == "_Nothing" for func, _, _ in zero._steps)
 
 
 def test_profile_times_each_kernel() -> None:
@@ -362,3 +367,50 @@ def test_a_host_placed_kernel_keeps_its_constants_and_checks() -> None:
     np.testing.assert_array_equal(dev.run_flat([a, b]).numpy(), exe(a, b))
     with pytest.raises(ExecutionError, match="integer division by zero"):
         dev.run_flat([a, np.array([1, 0, 1, 1], np.int32)])
+
+
+LOAD_AND_RUN = """
+import sys, numpy as np, relay
+exe = relay.Executable.load(sys.argv[1])
+args = [np.load(p) for p in sys.argv[3:]]
+got = exe(*(np.int32(a) if a.ndim == 0 and a.dtype == np.int32 else a for a in args))
+got = got if isinstance(got, tuple) else (got,)
+np.savez(sys.argv[2], *[g.numpy() for g in got])
+print(exe.kind, sorted(set(exe.placement.values())) if exe.kind == "graph" else "-")
+"""
+
+
+@gpu
+@pytest.mark.gpu
+@pytest.mark.parametrize("which", ["graph", "vm"])
+def test_a_gpu_executable_saves_and_loads_in_a_fresh_process(which: str, tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.vm_programs import LOOP
+
+    if which == "graph":
+        mod, inputs = relay.parse(PROGRAM), list(args())
+    else:
+        mod, inputs = relay.parse(LOOP), [np.int32(5), np.array([1, -2, 3, 0.5], np.float32)]
+    exe = relay.build(mod, target="cuda")
+    want = exe(*inputs)
+    want = want if isinstance(want, tuple) else (want,)
+    path = tmp_path / "gpu.relay"
+    exe.save(path)
+    files = []
+    for k, a in enumerate(inputs):
+        files.append(str(tmp_path / f"a{k}.npy"))
+        np.save(files[-1], np.asarray(a))
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD_AND_RUN, str(path), str(tmp_path / "out.npz"), *files],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "RELAY_CACHE": "0"},
+        check=True,
+    ).stdout.split()
+    assert out[0] == which
+    got = np.load(tmp_path / "out.npz")
+    for k, w in enumerate(want):
+        np.testing.assert_array_equal(got[f"arr_{k}"], w.numpy())

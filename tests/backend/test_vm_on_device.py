@@ -266,3 +266,18 @@ def test_a_closure_argument_is_checked_for_a_gpu_program() -> None:
     )
     with pytest.raises(ExecutionError, match="this machine has no device cuda:0"):
         exe(closure, np.float32(3))
+
+
+def test_a_misaligned_device_array_is_copied_to_an_aligned_one() -> None:
+    # the kernels load 16-byte vectors from 64-byte-aligned buffers: a view that starts
+    # elsewhere (shared through DLPack) is copied on the device, as the graph executor does
+    _, dev = on_device(LOOP)
+    vm = dev.machine()
+    base = np.arange(40, dtype=np.float32)
+    k = next(k for k in range(1, 16) if (base.ctypes.data + 4 * k) % 64)
+    view = base[k : k + 16]
+    shared = from_dlpack(view)
+    assert shared._tensor.data_ptr() % 64
+    placed = vm.on_device(shared)
+    assert placed.data_ptr() % 64 == 0
+    np.testing.assert_array_equal(placed.numpy(), view)

@@ -1,9 +1,10 @@
 #!/bin/bash
 # Issue 11's GPU checks, on a machine with an NVIDIA GPU, nvcc and PyTorch but without
 # apache-tvm: unpacks .gpu/ (tools/gpu/pack.sh) into /tmp/relay-site, then runs a smoke
-# test, the tests marked gpu, benchmarks/gpu.py and the operator suite on the GPU
-# (RELAY_TEST_TARGET=cuda). Outputs go to $OUT (default /tmp/relay-gpu). Time limits per
-# part: T_DEV, T_BENCH, T_OPS seconds; SKIP_OPS=1 leaves the operator suite out.
+# test, the tests marked gpu, the elementwise schedule variants (tools/gpu/probe.py),
+# benchmarks/gpu.py and the operator suite on the GPU (RELAY_TEST_TARGET=cuda). Outputs go
+# to $OUT (default /tmp/relay-gpu). Time limits per part: T_DEV, T_PROBE, T_BENCH, T_OPS
+# seconds; SKIP_OPS=1 leaves the operator suite out.
 T0=$(date +%s)
 stamp() { echo "== $1 at +$(( $(date +%s) - T0 )) s"; }
 OUT=${OUT:-/tmp/relay-gpu}; mkdir -p "$OUT"
@@ -30,6 +31,11 @@ PY
 stamp smoke
 timeout ${T_DEV:-150} python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n 8 -m gpu tests/backend 2>&1 | tee "$OUT/gpu_tests.log" | tail -30
 stamp "gpu tests"
+for mode in ${PROBE_ARGS:-variants}; do
+  [ "$mode" = variants ] && mode=
+  timeout ${T_PROBE:-80} python3 tools/gpu/probe.py $mode 2>&1 | tee -a "$OUT/probe.log"
+done
+stamp "probes"
 timeout ${T_BENCH:-200} python3 benchmarks/gpu.py ${BENCH_ARGS:-} --json "$OUT/gpu.json" 2>&1 | tee "$OUT/bench.log"
 stamp benchmarks
 if [ -z "${SKIP_OPS:-}" ]; then

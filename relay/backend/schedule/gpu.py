@@ -6,14 +6,19 @@ at all (``shared/notes/tvm-0.27.md``). Each lowered function is scheduled by the
 TVM's ``s_tir.dlight`` GPU rules that applies, in this order (dlight's own default):
 
 * ``Matmul``: a matrix product (and batched), tiled through shared memory with its
-  epilogue (SIMT: dlight's tensor-core variants call ``tensorize``, which crashes the
-  process in this TVM wheel, so functions are marked ``dlight.do_not_tensorize``);
+  epilogue. A product of float16 matrices whose sizes are all over 64 runs on
+  the tensor cores (dlight's WMMA rule: 16 x 16 x 16 fragments, float32 accumulators,
+  shared memory double-buffered), with dlight's ``tensorize`` calls done by relay's own
+  (:mod:`relay.backend.schedule.tensorize`: TVM's crashes this wheel); if that schedule
+  fails, the SIMT rule (``dlight.do_not_tensorize``) takes the product;
 * ``GEMV``: a matrix-vector product, one warp-level reduction per output row;
 * ``Reduction`` / ``GeneralReduction``: a reduction (with its elementwise producers and
   consumers), cross-thread reductions inside a block, for softmax and layer norm the
   whole row in one kernel;
-* ``Fallback``: anything else (elementwise, broadcast, layout), its loops fused and bound
-  to blocks of threads;
+* :func:`schedule_elementwise`, relay's: elementwise, broadcast and layout kernels, a
+  16-byte vector per thread (what TVM's CUDA code generator vectorizes correctly);
+* ``Fallback``: anything else (and the elementwise kernels the rule above leaves), its
+  loops fused and bound to blocks of threads, one element each;
 * :func:`schedule_rows`, relay's last resort, for what none of those can lower (a
   reduction with a reducer TVM cannot combine across threads, such as relay's
   NaN-propagating ``max`` or ``argmax``, and what is computed from it in the same kernel):
@@ -23,6 +28,9 @@ A rule's schedule is kept only if it lowers for CUDA (every intermediate buffer 
 global memory, every cross-thread reduction one TVM can lower) and launches within the
 device's limits; otherwise the next rule is tried.
 
+A kernel with a zero-size tensor gets no GPU schedule (it runs on the CPU: dlight's
+``Fallback`` gave one unguarded stores that wrote out of bounds on an H100).
+
 A function no rule scheduled is a CompileError (it would not run on the device), and every
 scheduled function's launch is checked against the device's limits
 (:func:`relay.backend.cuda.check_launch`).
@@ -30,22 +38,48 @@ scheduled function's launch is checked against the device's limits
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from relay.backend.lower import LoweredFunc
+from relay.backend.schedule.tensorize import wmma_tensorize
 from relay.backend.target import Target
 from relay.errors import CompileError
+
+TENSOR_CORE_DTYPES = ("float16",)
+"""Input dtypes of the products put on the tensor cores (dlight's int8 WMMA schedule fails
+in TVM's CUDA code generator, ``fragment_info_``, so int8 products stay SIMT)."""
+
+
+TRANSPOSED_OPERANDS = ("float16",)
+"""Dtypes of the GPU products whose operands are laid out along the reduced axis before
+fusion (relay.passes.alter_layout: ``nn.matmul``'s K x N operand transposed once, then
+copied to shared memory with vector loads)."""
 
 
 class NoGPUSchedule(CompileError):
     """No GPU schedule applies to a kernel (it then runs on the CPU: mixed placement)."""
 
 
+MATMUL_TILES: dict[str, int] = {}
+"""Overrides of dlight's SIMT ``Matmul`` configuration for CUDA (``block_size_x``,
+``micro_size_k``, ...; empty: dlight's own, 8 x 16 threads of 4 x 4 results)."""
+
+
 def _rules() -> list[Any]:
+    import dataclasses
+
     from tvm.s_tir import dlight as dl
 
+    class Matmul(dl.gpu.Matmul):  # type: ignore[misc]
+        """dlight's rule with :data:`MATMUL_TILES` over its configuration."""
+
+        def get_configs(self, target: Any) -> Any:
+            config = super().get_configs(target)
+            return dataclasses.replace(config, **MATMUL_TILES) if MATMUL_TILES else config
+
     return [
-        dl.gpu.Matmul(),
+        Matmul(),
         dl.gpu.GEMV(),
         dl.gpu.Reduction(),
         dl.gpu.GeneralReduction(),
@@ -62,12 +96,13 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
     from relay.backend.runtime import tvm
     from relay.backend.schedule.cpu import Unchecked
 
+    if any(0 in t.shape for t in [*lowered.inputs, *lowered.outputs]):
+        # (dlight's Fallback binds a zero-extent loop to a grid of one block whose stores
+        # are unguarded: on an H100 they wrote out of bounds)
+        raise NoGPUSchedule(f"kernel {name} has a zero-size tensor: it runs on the CPU")
     tvm_target = target.tvm_target()
-    # no tensor cores: dlight's tensorized rules call ``tensorize``, which crashes this
-    # TVM wheel (shared/notes/tvm-0.27.md); their products take the SIMT rule
-    func = lowered.prim_func.with_attr("target", tvm_target).with_attr(
-        "dlight.do_not_tensorize", True
-    )
+    func = lowered.prim_func.with_attr("target", tvm_target)
+    simt = func.with_attr("dlight.do_not_tensorize", True)
     scheduled = None
 
     class Rows:  # schedule_rows as a rule, the last
@@ -76,9 +111,21 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
             schedule_rows(sch, lowered)
             return sch.schedule
 
-    for rule in [*_rules(), Rows()]:
+    class Vectorized:  # schedule_elementwise as a rule, before dlight's Fallback
+        def apply(self, f: Any, _t: Any, _tunable: bool) -> Any:
+            sch = Unchecked(tvm().s_tir.Schedule(f))
+            return sch.schedule if schedule_elementwise(sch) else None
+
+    found = _rules()
+    rules = [(rule, simt) for rule in [*found[:-1], Vectorized(), found[-1], Rows()]]
+    if any(str(t.dtype) in TENSOR_CORE_DTYPES for t in lowered.inputs):
+        rules.insert(0, (rules[0][0], func))  # Matmul on the tensor cores first
+    for rule, f in rules:
         try:
-            space = rule.apply(func, tvm_target, False)
+            # (dlight's Matmul imports the names of TVM's WMMA intrinsics for float16 and
+            # int8 products, and its tensor-core attempt calls tensorize)
+            with wmma_tensorize() if rule is found[0] else contextlib.nullcontext():
+                space = rule.apply(f, tvm_target, False)
         except Exception as err:
             lines = str(err).strip().splitlines() or [""]
             flags.debug_print(1, f"GPU rule {type(rule).__name__} failed on {name}: {lines[-1]}")
@@ -159,7 +206,109 @@ def accumulates_in_global_memory(func: Any) -> bool:
 
 
 THREADS = 256
-"""Threads per block of :func:`schedule_rows`."""
+"""Threads per block of :func:`schedule_rows` and :func:`schedule_elementwise`."""
+
+VECTOR_BYTES = 16
+"""Bytes a thread of :func:`schedule_elementwise` loads and stores at once (CUDA's widest
+access, ``ld.global.v4``)."""
+
+VECTOR_DTYPES = frozenset(
+    ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16")
+) | {"uint32", "uint64"}
+"""Dtypes TVM's CUDA code generator vectorizes (not ``bool``; ``bfloat16`` casts fail in
+nvcc: no conversion from ``ushort4`` to ``float4``)."""
+
+PER_THREAD = 1
+"""Vectors per thread in :func:`schedule_elementwise` (loops over a block's span)."""
+
+
+def settings() -> str:
+    """The module's settings that change the kernels it schedules (in the kernel cache's
+    key, so that a kernel scheduled under other settings is never reused)."""
+    tiles = sorted(MATMUL_TILES.items())
+    return f"threads={THREADS} vector={VECTOR_BYTES} per={PER_THREAD} tiles={tiles}"
+
+
+def schedule_elementwise(sch: Any) -> bool:
+    """Elementwise, broadcast and layout kernels (no reduction, one output): every
+    producer inlined into the output, whose loops are fused and split into blocks of
+    :data:`THREADS` threads, each thread taking :data:`PER_THREAD` vectors of
+    :data:`VECTOR_BYTES` (the widest access: a warp moves 512 contiguous bytes per
+    instruction). Whether it applied: not to kernels with reductions or several outputs,
+    nor when the output's size is not a whole number of vectors (dlight's ``Fallback``,
+    one element per thread, takes those)."""
+    from relay.backend.schedule.cpu import inline_producers, is_reduction
+
+    root = sch.get_sblock("root")
+    if any(is_reduction(sch, b) for b in sch.get_child_blocks(root)):
+        return False
+    inline_producers(sch)
+    blocks = sch.get_child_blocks(root)
+    outputs = sch.get_output_blocks(root)
+    if len(outputs) != 1 or len(blocks) != 1:
+        return False
+    out = outputs[0]
+    stmt = sch.get(out)
+    dtypes = {str(r.source.dtype) for r in [*stmt.reads, *stmt.writes]}
+    if not dtypes or not dtypes <= VECTOR_DTYPES:
+        return False
+    if computes_booleans(stmt.body):
+        return False
+    itemsize = max(int(tvm_dtype_bits(d)) for d in dtypes) // 8
+    lanes = max(1, min(4, VECTOR_BYTES // max(itemsize, 1)))
+    loops = sch.get_loops(out)
+    if not loops:
+        return False
+    extents = [sch.get(loop).extent for loop in loops]
+    if not all(hasattr(e, "value") for e in extents):
+        return False
+    total = 1
+    for e in extents:
+        total *= int(e.value)
+    if total % lanes or total < lanes * THREADS:
+        return False
+    fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+    bx, per, tx, vec = sch.split(fused, [None, PER_THREAD, THREADS, lanes])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(tx, "threadIdx.x")
+    sch.vectorize(vec)
+    if PER_THREAD > 1:
+        sch.unroll(per)
+    return True
+
+
+def computes_booleans(stmt: Any) -> bool:
+    """Whether ``stmt`` computes a boolean value on the way (a comparison, a select's
+    condition), or an expression in :data:`UNVECTORIZED`: TVM's CUDA code generator
+    declares a broadcast vector of booleans with the wrong type (``float4 v =
+    make_ushort4(...)``, which nvcc rejects), so a kernel that does is not vectorized
+    (NaN-propagating ``maximum``, ``where``, comparisons, ``bitwise_not``)."""
+    stack: list[Any] = [stmt]
+    while stack:
+        e = stack.pop()
+        if str(getattr(e, "ty", "")) == "bool" or type(e).__name__ in UNVECTORIZED:
+            return True
+        for attr in _OPERANDS:
+            child: Any = getattr(e, attr, None)
+            if isinstance(child, list | tuple) or type(child).__name__ == "Array":
+                stack.extend(child)
+            elif child is not None and not isinstance(child, int | float | str):
+                stack.append(child)
+    return False
+
+
+UNVECTORIZED = frozenset({"BitwiseNot"})
+"""Expressions TVM's CUDA code generator prints wrongly on vectors (``~`` of an ``int4``,
+which CUDA does not define)."""
+
+_OPERANDS = ("a", "b", "value", "condition", "true_value", "false_value", "args", "indices")
+
+
+def tvm_dtype_bits(dtype: str) -> int:
+    """The bits of one lane of TVM dtype ``dtype``."""
+    from relay.backend.runtime import tvm
+
+    return int(tvm().DataType(dtype).bits)
 
 
 def schedule_rows(sch: Any, lowered: LoweredFunc) -> None:

@@ -39,7 +39,7 @@ from relay.backend.device import (
     uploaded,
 )
 from relay.backend.interpreter.values import ConstructorValue, RefValue
-from relay.backend.runtime import as_kernel_array, numpy_dtype, tvm
+from relay.backend.runtime import ALIGNMENT, as_kernel_array, numpy_dtype, tvm
 from relay.backend.target import Target
 from relay.backend.vm import VMExecutor
 from relay.backend.vm.isa import Opcode, VMProgram
@@ -76,6 +76,15 @@ class DeviceVirtualMachine(VirtualMachine):
 
     # -- where values live --------------------------------------------------------------------
 
+    def _aligned(self, tensor: Any) -> Any:
+        """``tensor``, or a copy of it on the device where it is not 64-byte aligned (the
+        kernels assume aligned buffers: the elementwise ones load 16-byte vectors)."""
+        if tensor.data_ptr() % ALIGNMENT == 0:
+            return tensor
+        copy = tvm().runtime.empty(tuple(tensor.shape), str(tensor.dtype), self._dev)
+        copy.copyfrom(tensor)
+        return copy
+
     def on_device(self, value: Any) -> Any:
         """``value`` with its tensors in the device's memory (host arrays copied there)."""
         if type(value) is np.ndarray:
@@ -88,14 +97,14 @@ class DeviceVirtualMachine(VirtualMachine):
             # the machine may keep the tensor (in a closure, a reference) beyond the call:
             # it never goes back to the pool
             value._escaped = True
-            return value._tensor
+            return self._aligned(value._tensor)
         if type(value) is tuple:
             return tuple(self.on_device(v) for v in value)
         if type(value) is ConstructorValue:
             return map_fields(value, self.on_device)
         where = dlpack_device(value)
         if where == self.device:
-            return from_dlpack(value)._tensor
+            return self._aligned(from_dlpack(value)._tensor)
         if where is not None:  # another device's array (a CPU tensor of another framework)
             return self.on_device(from_dlpack(value).numpy())
         return value

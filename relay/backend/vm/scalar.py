@@ -39,7 +39,7 @@ def _floormod(a: int, b: int) -> int:
     return a % b
 
 
-OPERATORS: dict[str, Callable[..., Any]] = {
+OPERATORS: dict[str, Callable[..., Any] | None] = {
     "add": operator.add,
     "subtract": operator.sub,
     "multiply": operator.mul,
@@ -61,9 +61,28 @@ OPERATORS: dict[str, Callable[..., Any]] = {
     "where": lambda c, a, b: a if c else b,
     "copy": lambda a: a,
     "cast": lambda a: a,
+    "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_,
+    "bitwise_xor": operator.xor,
+    # (numpy's ~ of a bool is not; Python's ~True is -2)
+    "bitwise_not": lambda a: not a if isinstance(a, bool) else ~a,
+    "left_shift": None,  # (by the bit width: _shift)
+    "right_shift": None,
 }
 """The operators evaluated in Python, on Python ints and bools (the result is then wrapped
-to its dtype)."""
+to its dtype); the shifts' functions depend on the bit width (:func:`_shift`)."""
+
+
+def _shift(name: str, dtype: str) -> Callable[[int, int], int]:
+    """``left_shift`` or ``right_shift`` of ``dtype`` values as the kernels compute them
+    (relay.op.tensor): a count outside ``[0, bits)`` shifts every bit out (0; -1 for a
+    negative value shifted right); Python's ``>>`` of a negative int is arithmetic, and the
+    result of ``<<`` is wrapped to the dtype afterwards."""
+    bits = np.iinfo(dtype).bits
+    if name == "left_shift":
+        return lambda x, n: x << n if 0 <= n < bits else 0
+    return lambda x, n: x >> n if 0 <= n < bits else (-1 if x < 0 else 0)
+
 
 _DTYPES = frozenset(
     {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
@@ -134,7 +153,7 @@ def evaluator(tree: list[Any]) -> Callable[[tuple[Any, ...]], np.ndarray[Any, An
         if kind == "const":
             value = node[1]
             return lambda args: value
-        fn = OPERATORS[kind]
+        fn: Callable[..., Any] = OPERATORS[kind] or _shift(kind, node[1])
         wrap = _wrap(node[1])
         subs = [build(a) for a in node[2:]]
         if len(subs) == 1:

@@ -1,0 +1,92 @@
+"""relay's elementwise GPU schedule (schedule_elementwise): which kernels load and store
+16-byte vectors, in the CUDA C generated without a GPU (the timings are in
+docs/backend.md, "Elementwise kernels", from tools/gpu/probe.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import relay
+from relay.backend import cuda
+from relay.backend.target import Target
+
+pytestmark = [
+    pytest.mark.tvm,
+    pytest.mark.skipif(cuda.nvcc() is None, reason="nvcc (the CUDA toolkit) is not installed"),
+]
+
+SM90 = Target("cuda", arch="sm_90")
+
+
+def kernel_source(text: str) -> str:
+    exe = relay.build(relay.parse(text), target=SM90)
+    assert set(exe.placement.values()) == {"cuda"}
+    source = exe.cuda_source()
+    return source[source.index("__global__") :]
+
+
+@pytest.mark.parametrize(
+    "text, vector",
+    [
+        (
+            "def @main(%x: Tensor[(4096, 256), float32], %y: Tensor[(4096, 256), float32]) "
+            "{ tanh(multiply(%x, %y)) }",
+            "float4",
+        ),
+        # a broadcast: the row vector's element is gathered, lane by lane
+        (
+            "def @main(%x: Tensor[(1000, 3), float32], %y: Tensor[(3,), float32]) { add(%x, %y) }",
+            "float4",
+        ),
+        ("def @main(%x: Tensor[(64, 48), float16]) { transpose(%x) }", "half4"),
+    ],
+)
+def test_elementwise_kernels_move_16_byte_vectors(text: str, vector: str) -> None:
+    source = kernel_source(text)
+    assert "__launch_bounds__(256)" in source
+    assert re.search(rf"\*\({vector}\*\)\(\w+_ptr \+", source)  # a vector store or load
+
+
+def test_a_size_that_is_not_whole_blocks_is_guarded() -> None:
+    # 3,000 elements: 750 vectors, the last of three blocks of 256 threads partly idle
+    source = kernel_source(
+        "def @main(%x: Tensor[(1000, 3), float32], %y: Tensor[(3,), float32]) { add(%x, %y) }"
+    )
+    assert "< 375)" in source  # (blockIdx.x * 128 + threadIdx.x / 2 < 375: vector < 750)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # comparisons and bitwise_not, which TVM prints wrongly on vectors
+        "def @main(%x: Tensor[(4096, 256), float32], %y: Tensor[(4096, 256), float32]) "
+        "{ maximum(%x, %y) }",
+        "def @main(%x: Tensor[(4096, 256), int32]) { bitwise_not(%x) }",
+        # bool data, and sizes that are not a whole number of vectors
+        "def @main(%x: Tensor[(4096, 256), bool]) { logical_not(%x) }",
+        "def @main(%x: Tensor[(1023, 3), float32]) { negative(%x) }",
+    ],
+)
+def test_other_kernels_keep_one_element_per_thread(text: str) -> None:
+    source = kernel_source(text)
+    assert "__launch_bounds__(1024)" in source  # dlight's Fallback
+    assert not re.search(r"(float|int|half)4", source)
+
+
+def test_the_schedule_settings_are_part_of_the_kernel_cache_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from relay.backend.compiler import library_key
+    from relay.backend.schedule import gpu
+
+    key = library_key(["fn"], SM90)
+    assert library_key(["fn"], Target("llvm")) == library_key(["fn"], Target("llvm"))
+    monkeypatch.setattr(gpu, "PER_THREAD", 2)
+    assert library_key(["fn"], SM90) != key
+    monkeypatch.setattr(gpu, "PER_THREAD", 1)
+    monkeypatch.setattr(gpu, "MATMUL_TILES", {"block_size_x": 16})
+    assert library_key(["fn"], SM90) != key
+    monkeypatch.setattr(gpu, "MATMUL_TILES", {})
+    assert library_key(["fn"], SM90) == key
