@@ -61,6 +61,9 @@ def test_float16_products_run_on_the_tensor_cores(name: str) -> None:
     assert set(exe.placement.values()) == {"cuda"}
     assert "nvcuda::wmma::mma_sync" in exe.cuda_source()
     assert wmma_instructions(exe.ptx()) == {"load", "mma", "store"}
+    # a K x N operand is transposed once, by a kernel of its own (AlterProductLayout)
+    transposes = [k for k in exe.kernels if k.startswith("fused_transpose")]
+    assert len(transposes) == (0 if name == "dense_odd" else 1)
 
 
 @pytest.mark.parametrize(
