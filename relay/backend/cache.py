@@ -245,15 +245,15 @@ class KernelCache:
 
     # -- lookups -------------------------------------------------------------------------------
 
-    def lookup(self, key: str) -> KernelLibrary | None:
-        """The library stored under ``key``, from memory or disk, or None."""
+    def lookup(self, key: str, disk: bool = True) -> KernelLibrary | None:
+        """The library stored under ``key``, from memory or (``disk``) disk, or None."""
         with self.lock:
             lib = self.memory.get(key)
             if lib is not None:
                 self.memory.move_to_end(key)
                 self.hits += 1
                 return lib
-        lib = self._load(key)
+        lib = self._load(key) if disk else None
         if lib is None:
             self.misses += 1
             return None
@@ -291,18 +291,20 @@ class KernelCache:
         with contextlib.suppress(OSError):
             os.utime(meta_path)
             os.utime(lib_path)
-        return KernelLibrary(kernels, module, key, data)
+        device_code = [str(code).encode() for code in meta.get("device_code", [])]
+        return KernelLibrary(kernels, module, key, data, device_code)
 
     # -- stores --------------------------------------------------------------------------------
 
-    def store(self, lib: KernelLibrary) -> None:
-        """Keep ``lib`` in memory, and on disk when the disk cache is on and writable.
+    def store(self, lib: KernelLibrary, disk: bool = True) -> None:
+        """Keep ``lib`` in memory, and (``disk``) on disk when the disk cache is on and
+        writable.
 
         The disk write (which links a shared object with the system compiler, 0.1-0.2 s)
         runs on a background thread, so the first call does not wait for it; the process
         waits for pending writes before it exits, and :meth:`flush` waits for them now."""
         self._remember(lib)
-        directory = self.directory(create=True)
+        directory = self.directory(create=True) if disk else None
         if directory is None:
             return
         lib.bind()  # the module's code is generated before another thread exports it
@@ -360,6 +362,8 @@ class KernelCache:
             "sha256": sha,
             "kernels": library_metadata(lib),
         }
+        if lib.device_code:  # a GPU library's PTX (inside the library too), for .ptx()
+            meta["device_code"] = [code.decode() for code in lib.device_code]
         _atomic_write(directory, f"{lib.key}.json", json.dumps(meta).encode())
 
     def evict(self, directory: Path) -> None:

@@ -264,15 +264,23 @@ def compile_functions(funcs: Sequence[Function], target: Target) -> tuple[Kernel
         names.append(str(unique[text]))
     key = library_key(texts, target)
     cache = kernel_cache()
-    lib = cache.lookup(key)
+    # a GPU library on disk is loaded by TVM's runtime only where it has CUDA (the driver)
+    disk = not target.is_gpu or cuda_runtime()
+    lib = cache.lookup(key, disk)
     if lib is None:
         lib = _build(order, target, key)
-        if not target.is_gpu:  # (GPU libraries are kept in memory only, for now)
-            cache.store(lib)
+        cache.store(lib, disk)
     if not target.is_gpu:  # (GPU kernels are looked up where they run)
         lib.bind()
     symbols = list(lib.kernels)
     return lib, [symbols[int(n)] for n in names]
+
+
+def cuda_runtime() -> bool:
+    """Whether TVM's runtime here runs CUDA code (loads CUDA modules): a CUDA driver."""
+    from relay.backend.runtime import tvm
+
+    return bool(tvm().runtime.enabled("cuda"))
 
 
 PRODUCTS = frozenset({"nn.dense", "nn.matmul", "nn.batch_matmul"})

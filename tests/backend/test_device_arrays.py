@@ -414,3 +414,32 @@ def test_a_gpu_executable_saves_and_loads_in_a_fresh_process(which: str, tmp_pat
     got = np.load(tmp_path / "out.npz")
     for k, w in enumerate(want):
         np.testing.assert_array_equal(got[f"arr_{k}"], w.numpy())
+
+
+SECOND_PROCESS = """
+import numpy as np, relay
+from relay.backend.cache import kernel_cache
+mod = relay.parse('''PROGRAM''')
+exe = relay.build(mod, target="cuda")
+x = np.ones((6, 8), np.float32); w = np.ones((8, 4), np.float32); b = np.ones(4, np.float32)
+print(kernel_cache().misses, float(exe(x, w, b)[0].numpy().sum()))
+"""
+
+
+@gpu
+@pytest.mark.gpu
+def test_a_second_process_loads_the_gpu_kernels_from_the_disk_cache(tmp_path: Any) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "RELAY_CACHE": "1", "RELAY_CACHE_DIR": str(tmp_path / "cache")}
+    code = SECOND_PROCESS.replace("PROGRAM", PROGRAM)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        ).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs[0][0] != "0" and runs[1][0] == "0"  # compiled once, then loaded
+    assert runs[0][1] == runs[1][1]

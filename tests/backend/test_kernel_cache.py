@@ -271,3 +271,47 @@ def test_a_kernel_for_every_size_is_cached_with_its_unknown_dimension(cache_dir:
     out = np.empty_like(x)
     lib[sym].func(x, out)
     np.testing.assert_array_equal(out, -x)
+
+
+SM90 = Target("cuda", arch="sm_90")
+
+
+def needs_nvcc() -> None:
+    from relay.backend import cuda
+
+    if cuda.nvcc() is None:
+        pytest.skip("nvcc (the CUDA toolkit) is not installed")
+
+
+def test_gpu_libraries_stay_off_the_disk_where_tvm_cannot_load_them(cache_dir: Path) -> None:
+    needs_nvcc()
+    if compiler.cuda_runtime():
+        pytest.skip("TVM's runtime here has CUDA")
+    lib, _ = compile_functions([func(4096)], SM90)
+    assert entries(cache_dir) == ([], [])  # kept in memory only
+    again, _ = compile_functions([func(4096)], SM90)
+    assert again is lib
+
+
+def test_gpu_libraries_go_to_disk_with_their_ptx_where_tvm_has_cuda(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    needs_nvcc()
+    has_cuda = compiler.cuda_runtime()
+    monkeypatch.setattr(compiler, "cuda_runtime", lambda: True)
+    lib, _ = compile_functions([func(4096)], SM90)
+    (meta_path,), (_library,) = entries(cache_dir)
+    meta = json.loads(meta_path.read_text())
+    assert [k["device"] for k in meta["kernels"]] == ["cuda"]
+    assert "".join(meta["device_code"]).encode() == b"".join(lib.device_code)
+    assert ".entry" in meta["device_code"][0]
+    cache = kernel_cache()
+    cache.clear_memory()
+    misses = cache.misses
+    again, _ = compile_functions([func(4096)], SM90)
+    if has_cuda:  # loaded, with its PTX
+        assert cache.misses == misses and again.device_code == lib.device_code
+    else:  # the entry does not load here: compiled again (nvcc's PTX from the disk cache)
+        assert cache.misses == misses + 1 and again is not lib
+        assert [k.device for k in again.kernels.values()] == ["cuda"]
+        assert again.device_code == lib.device_code

@@ -191,3 +191,22 @@ def test_threads_trying_the_tensor_cores_at_once_all_get_the_stand_in() -> None:
         t.join()
     assert len(seen) == 800 and all(g is wmma_intrin_group for g in seen)
     assert name not in sys.modules
+
+
+def test_a_tile_under_a_predicate_is_not_tensorized() -> None:
+    # a 20-row operand split into tiles of 16: the second tile's rows run under a predicate,
+    # and a WMMA load would read and write all 16
+    from tvm import s_tir, te
+
+    from relay.backend.schedule.tensorize import tensorize
+
+    a = te.placeholder((20, 16), "float16", name="A")
+    b = te.compute((20, 16), lambda i, j: a[i, j], name="B")
+    sch = s_tir.Schedule(te.create_prim_func([a, b]))
+    sch.cache_read(sch.get_sblock("B"), 0, "shared.dyn")
+    frag = sch.cache_read(sch.get_sblock("B"), 0, "wmma.matrix_a")
+    _, inner = sch.split(sch.get_loops(frag)[0], [2, 16])
+    before = sch.mod.script()
+    with pytest.raises(Exception, match=r"blockize|predicate"):
+        tensorize(sch, inner, "wmma_load_16x16x16_f16_a_shared_dyn")
+    assert "tvm_load_matrix_sync" not in sch.mod.script() and sch.mod.script() == before

@@ -14,7 +14,8 @@ with zeros, multiply-accumulate, store an accumulator; 16 x 16 x 16 fragments, a
    description, the checks that matter for these intrinsics: every buffer the intrinsic
    takes has exactly one region of its memory scope in the block (fragment scopes
    ``wmma.matrix_a``, ``wmma.matrix_b``, ``wmma.accumulator``; shared or global memory),
-   of its dtype and 16 x 16, and the block computes what the intrinsic computes: a copy
+   of its dtype and 16 x 16, nothing runs under a predicate (an intrinsic computes its
+   whole tile), and the block computes what the intrinsic computes: a copy
    (load, store), a zero (fill), or ``C = C + A * B`` with ``A`` and ``B`` loaded, possibly
    cast (multiply-accumulate);
 3. **replace**: the block keeps its iterators, regions and annotations; its body becomes
@@ -56,6 +57,8 @@ def tensorize(sch: Any, target: Any, intrin_name: str) -> None:
     if block.init is not None:
         raise ValueError(f"tensorize {intrin_name}: the block still initializes a reduction")
     _check_computation(kind, intrin_name, block)
+    if not _unconditional(_realize_of(sch, block_rv, block)):
+        raise ValueError(f"tensorize {intrin_name}: the block runs under a predicate")
     regions: list[Any] = []
     for region in [*block.reads, *block.writes]:
         if not any(region.source.same_as(r.source) for r in regions):
@@ -172,6 +175,28 @@ def wmma_intrinsic(name: str) -> tuple[str, list[Any], Any]:
     return "wmma_store", [acc, dst], call
 
 
+def _realize_of(sch: Any, block_rv: Any, block: Any) -> Any:
+    """The ``SBlockRealize`` of ``block`` (its bindings and predicate)."""
+    from relay.backend.runtime import tvm
+
+    tirx = tvm().tirx
+    stack = [sch.get_sref(block_rv).parent.stmt.body]  # (a loop's or a block's)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, tirx.SeqStmt):
+            stack.extend(stmt.seq)
+        elif getattr(stmt, "block", None) is not None and stmt.block.same_as(block):
+            return stmt
+    raise ValueError("tensorize: the block's realization was not found")
+
+
+def _unconditional(realize: Any) -> bool:
+    """Whether ``realize`` runs its block everywhere (its predicate is the constant true):
+    an intrinsic computes its whole 16 x 16 tile."""
+    predicate = realize.predicate
+    return hasattr(predicate, "value") and bool(predicate.value)
+
+
 def _check_computation(kind: str, intrin_name: str, block: Any) -> None:
     """That the innermost block under blockized ``block`` computes what intrinsic family
     ``kind`` computes."""
@@ -182,6 +207,8 @@ def _check_computation(kind: str, intrin_name: str, block: Any) -> None:
     inner = block.body
     while not isinstance(inner, tirx.BufferStore):
         if isinstance(inner, s_tir.SBlockRealize):
+            if not _unconditional(inner):
+                raise ValueError(f"tensorize {intrin_name}: the block runs under a predicate")
             inner = inner.block.body
         elif isinstance(inner, tirx.For):
             inner = inner.body
