@@ -16,7 +16,8 @@ TVM's ``s_tir.dlight`` GPU rules that applies, in this order (dlight's own defau
   consumers), cross-thread reductions inside a block, for softmax and layer norm the
   whole row in one kernel;
 * :func:`schedule_elementwise`, relay's: elementwise, broadcast and layout kernels, a
-  16-byte vector per thread (what TVM's CUDA code generator vectorizes correctly);
+  vector of 4 elements per thread (``float4``; what TVM's CUDA code generator vectorizes
+  correctly);
 * ``Fallback``: anything else (and the elementwise kernels the rule above leaves), its
   loops fused and bound to blocks of threads, one element each;
 * :func:`schedule_rows`, relay's last resort, for what none of those can lower (a
@@ -209,8 +210,8 @@ THREADS = 256
 """Threads per block of :func:`schedule_rows` and :func:`schedule_elementwise`."""
 
 VECTOR_BYTES = 16
-"""Bytes a thread of :func:`schedule_elementwise` loads and stores at once (CUDA's widest
-access, ``ld.global.v4``)."""
+"""The most bytes a thread of :func:`schedule_elementwise` loads and stores at once (CUDA's
+widest access, ``ld.global.v4``; its vectors have at most 4 elements)."""
 
 VECTOR_DTYPES = frozenset(
     ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16")
@@ -232,9 +233,9 @@ def settings() -> str:
 def schedule_elementwise(sch: Any) -> bool:
     """Elementwise, broadcast and layout kernels (no reduction, one output): every
     producer inlined into the output, whose loops are fused and split into blocks of
-    :data:`THREADS` threads, each thread taking :data:`PER_THREAD` vectors of
-    :data:`VECTOR_BYTES` (the widest access: a warp moves 512 contiguous bytes per
-    instruction). Whether it applied: not to kernels with reductions or several outputs,
+    :data:`THREADS` threads, each thread taking :data:`PER_THREAD` vectors of 4 elements
+    or :data:`VECTOR_BYTES`, whichever is fewer (``float4``: CUDA's widest access, a warp
+    moving 512 contiguous bytes per instruction; ``half4`` for float16). Whether it applied: not to kernels with reductions or several outputs,
     nor when the output's size is not a whole number of vectors (dlight's ``Fallback``,
     one element per thread, takes those)."""
     from relay.backend.schedule.cpu import inline_producers, is_reduction
