@@ -45,6 +45,7 @@ from relay.backend.graph_executor import (
     _convert,
     _flat,
     alias_root,
+    alias_step,
     kernel_call,
 )
 from relay.backend.lower import static_shape
@@ -87,13 +88,12 @@ class DeviceGraphExecutor:
         root = alias_root(plan)
         for step in plan.steps:
             if step.is_alias:
-                src, dst = step.inputs[0], step.outputs[0]
-                if root[dst] in plan.storage_of or root[dst] in plan.constants:
-                    template[dst] = template[src]._create_view(
-                        self._shapes[dst], str(slot_types[dst].dtype)
-                    )
-                else:
-                    self._steps.append((None, (src, dst), self._shapes[dst]))
+                shape = self._shapes[step.outputs[0]]
+                run = alias_step(
+                    plan, root, step, template, shape, lambda t, s: t._create_view(s, str(t.dtype))
+                )
+                if run is not None:
+                    self._steps.append(run)
                 continue
             kernel = library.kernels[step.kernel]
             if kernel.device == device.kind and all(0 in self._shapes[o] for o in step.outputs):

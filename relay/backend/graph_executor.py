@@ -379,6 +379,26 @@ def alias_root(plan: GraphPlan) -> dict[int, int]:
     return root
 
 
+def alias_step(
+    plan: GraphPlan,
+    root: dict[int, int],
+    step: Step,
+    template: list[Any],
+    shape: tuple[int, ...],
+    view: Callable[[Any, tuple[int, ...]], Any],
+) -> tuple[None, tuple[int, int], tuple[int, ...]] | None:
+    """An executor's handling of alias ``step`` (a reshape) of ``shape``: when the bytes it
+    shows are fixed (planned storage or a constant; ``root`` from :func:`alias_root`), its
+    ``view`` of the source is put in ``template`` once and None is returned; otherwise
+    (an argument, a result) the step to run at each call, ``(None, (source, target),
+    shape)``."""
+    src, dst = step.inputs[0], step.outputs[0]
+    if root[dst] in plan.storage_of or root[dst] in plan.constants:
+        template[dst] = view(template[src], shape)
+        return None
+    return (None, (src, dst), shape)
+
+
 def _flat(s: Structure) -> list[int]:
     if isinstance(s, int):
         return [s]
@@ -476,11 +496,10 @@ class GraphExecutor:
         root = alias_root(plan)
         for step in plan.steps:
             if step.is_alias:
-                src, dst = step.inputs[0], step.outputs[0]
-                if root[dst] in plan.storage_of or root[dst] in plan.constants:
-                    template[dst] = template[src].reshape(self._shapes[dst])  # fixed bytes
-                else:
-                    self._steps.append((None, (src, dst), self._shapes[dst]))
+                shape = self._shapes[step.outputs[0]]
+                run = alias_step(plan, root, step, template, shape, lambda a, s: a.reshape(s))
+                if run is not None:
+                    self._steps.append(run)
                 continue
             kernel = library.kernels[step.kernel]
             args, checked = kernel_call(
@@ -829,6 +848,7 @@ __all__ = [
     "NotDataflow",
     "SymbolicGraphExecutor",
     "alias_root",
+    "alias_step",
     "build_graph",
     "flatten_args",
     "flatten_type",
