@@ -10,7 +10,9 @@ primitives, as measured in ``shared/notes/tvm-0.27.md`` (it reached OpenBLAS spe
   by ``NJ`` = 32 columns (two AVX-512 registers), ``k`` by ``KC`` = 512, in the loop order
   ``j0, i0, k0, k1, i1, j1``: the ``MI x NJ`` block of C stays in registers (a ``local``
   cache written back once per tile), ``i1`` is unrolled and ``j1`` vectorized;
-* B is packed into ``(j // NJ, k, j % NJ)`` so the inner loop reads it contiguously; as
+* B is packed into ``(j // NJ, k, j % NJ)`` so the inner loop reads it contiguously (the
+  copy runs along ``k`` and writes each ``k``'s ``NJ`` values together, which for a B stored
+  ``N x K`` (``nn.dense``) is a transpose: :func:`_pack_loops`); as
   in BLIS, each thread packs the column panels it computes inside its loop over them (the
   ``j0`` loop runs in parallel, each panel of ``K x NJ`` packed just before its ``i0`` tiles
   use it, while it is in cache), which measured 1024^3 at 10.0-10.9 ms instead of 11.5
@@ -19,10 +21,11 @@ primitives, as measured in ``shared/notes/tvm-0.27.md`` (it reached OpenBLAS spe
   the ``(j0, i0)`` tiles run in parallel;
 * the epilogue (bias, activation, residual) is inlined into the write-back of each tile, so
   the product is never stored before it is finished;
-* a symbolic number of rows or columns (a kernel of symbolic sizes) is padded to whole
-  tiles first (TVM's ``pad_einsum``: the operand copied into a zero-padded buffer, the
-  write-back of each tile skipping the padding), and so are static columns that are not
-  whole tiles then; a symbolic depth is not split. Measured on the lazy MLP step with a
+* a symbolic number of rows or columns (a kernel of symbolic sizes), and static columns
+  that are not whole tiles, are padded to whole tiles first (TVM's ``pad_einsum``: A's
+  zero-padded copy made first, B's read by the packing copy itself, the write-back of each
+  tile skipping the padding), so that no predicate is left in the vectorized product loop;
+  a symbolic depth is not split. Measured on the lazy MLP step with a
   batch of 104: as fast as the static kernels (7.2 ms per step against 6.1-7.3);
 * with few rows (``M < MI``: matrix-vector products, batch-1 inference), or few columns
   (``N < 16``: ``W @ x``, a 10-class output layer) read along ``k``, packing B would cost
@@ -53,6 +56,10 @@ from relay.backend.schedule.cpu import (
 MI = 8
 NJ = 32
 KC = 512
+PACK_ROWS_FROM = 256
+"""Rows from which an A stored ``K x M`` is packed (:func:`_pack_rows`): its rows are then
+1 KiB or more apart, and a row tile's reads along ``k`` fall in a few L1 sets; below, the
+packing pass costs more than it saves (96 x 200 x 48: 16 -> 38 us)."""
 PANELS_PER_THREAD = 4
 """Column panels per thread from which each thread packs the panels it computes (fewer:
 one packing pass first, and the tiles of all panels shared among the threads)."""
@@ -92,7 +99,7 @@ def _tile(n: int, want: int) -> int:
 
 def _columns(n: int) -> int:
     """The column tile: whole AVX-512 vectors (32, else 16 when it divides ``n``; else 32
-    with the packed operand zero-padded), never an odd vector width."""
+    with the columns padded), never an odd vector width."""
     if n <= VECTOR:
         return n
     if n % NJ == 0 or n % VECTOR:
@@ -142,14 +149,19 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
 
     nj = _columns(n if n is not None else NJ)
     mi = _tile(m, MI * NJ // nj) if m is not None else MI * NJ // nj
-    if m is None or n is None:
-        # symbolic rows or columns: padded to whole tiles (the padding is zeros, computed
-        # and thrown away), so the tiles below have no tail; the columns too when they are
-        # not whole tiles (the write-back after pad_einsum keeps only its own bounds)
+    if m is None or n is None or n % nj:
+        # symbolic rows, or columns that are not whole tiles: padded to whole tiles (the
+        # padding is zeros, computed and thrown away), so the tiles below have no tail (the
+        # write-back after pad_einsum keeps only its own bounds); a tail of columns would
+        # put a predicate in the vectorized product loop, which LLVM scalarizes (128 x 1024
+        # x 1000 nn.dense: 14.7 ms, against 0.8 for 1024 columns)
+        # (rows too when they leave a tail: TVM's write-back of a padded product under a
+        # tail of rows loses the rows' bound, and wrote past the result)
         pad_n = nj if n is None or n % nj else 1
-        sch.pad_einsum(block, [*(1 for _ in batch), mi if m is None else 1, pad_n, 1])
+        pad_m = mi if m is None or m % mi else 1
+        sch.pad_einsum(block, [*(1 for _ in batch), pad_m, pad_n, 1])
         *batch, i, j, k = sch.get_loops(block)
-        n = size(sch, j)
+        m, n = size(sch, i), size(sch, j)
     i0, i1 = sch.split(i, [None, mi])
     j0, j1 = sch.split(j, [None, nj])
     if kk is None:  # a symbolic depth is not tiled
@@ -169,9 +181,12 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
         jj, kx = idx[j_pos], idx[k_pos]
         return [*lead, jj // nj, kx, jj % nj]
 
-    b_dtype = str(sch.get(packed).writes[0].source.dtype)
-    pad = tirx_const(0, b_dtype) if n is not None and n % nj else None
-    sch.transform_layout(packed, ("write", 0), pack, pad_value=pad)
+    sch.transform_layout(packed, ("write", 0), pack)  # (whole panels: n was padded above)
+    if m is not None and m % mi == 0 and m >= PACK_ROWS_FROM and not batch:
+        _pack_rows(sch, block, ivars[-3].var, vk, mi)
+    for producer in sch.get_producers(packed):  # B's zero-padded copy (pad_einsum): read
+        with contextlib.suppress(Exception):  # by the packing copy itself
+            sch.compute_inline(producer)
     sch.unroll(i1)
     sch.vectorize(j1)
     panels = -(-n // nj) if n is not None else 0
@@ -179,11 +194,10 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
         # each thread packs the column panels it computes, right before using them
         sch.compute_at(packed, j0)
         sch.parallel(j0)
+        _pack_loops(sch, packed, nb, j_pos, k_pos, nj, whole=False)
     else:
-        # the packing copy first: parallel over its outer loop
-        ploops = sch.get_loops(packed)
-        if len(ploops) >= 2:
-            sch.parallel(ploops[0])
+        # the packing copy first, in parallel
+        _pack_loops(sch, packed, nb, j_pos, k_pos, nj, whole=True)
         outer = sch.fuse(*batch, j0, i0) if batch else sch.fuse(j0, i0)
         sch.parallel(outer)
     wloops = sch.get_loops(local)
@@ -195,11 +209,58 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     _schedule_rest(sch, block)
 
 
-def tirx_const(value: int, dtype: str) -> Any:
-    """A TIR constant (TVM imported lazily)."""
-    from relay.backend.runtime import tvm
+def _pack_rows(sch: Any, block: Any, vi: Any, vk: Any, mi: int) -> None:
+    """Pack A into ``(i // mi, k, i % mi)`` in a parallel pass first, when it is stored
+    ``K x M`` (a transposed operand: a weight gradient's ``dh^T @ x``): read in place, each
+    ``k`` step of a row tile reads ``mi`` values from a different row of A, rows ``M``
+    floats apart, which for ``M = 1024`` all fall in one set of the L1 cache (4 KiB
+    apart); packed, they are ``mi`` consecutive floats (1024 x 128 x 784, the MLP's
+    ``dW1``, two threads: 1.50 -> 1.00 ms)."""
+    a_read = sch.get(block).reads[0]
+    a_index = [r.min for r in a_read.region]
+    if len(a_index) != 2 or not (a_index[0].same_as(vk) and a_index[1].same_as(vi)):
+        return
+    packed = sch.cache_read(block, 0, "global")
+    sch.transform_layout(packed, ("write", 0), lambda kx, ix: [ix // mi, kx, ix % mi])
+    kl, il = sch.get_loops(packed)
+    i0, i1 = sch.split(il, [None, mi])
+    sch.reorder(i0, kl, i1)
+    sch.parallel(i0)
+    if mi % VECTOR == 0:
+        sch.vectorize(i1)
 
-    return tvm().tirx.const(value, dtype)
+
+def _pack_loops(
+    sch: Any, packed: Any, nb: int, j_pos: int, k_pos: int, nj: int, whole: bool
+) -> None:
+    """Order the packing copy's loops so that it writes the packed panel contiguously: for a
+    ``B`` stored ``N x K`` (``nn.dense``, a transposed operand) the copy is a transpose, and in
+    ``B``'s own order (``j`` outer, ``k`` inner) each write lands 128 bytes after the last,
+    in a panel larger than L1; with ``k`` outer and the panel's ``nj`` columns inner, the
+    reads are ``nj`` streams along rows of ``B`` and the writes are sequential (128 x 784 x
+    1024 ``nn.dense``, one thread: 2.55 -> 1.57 ms, as fast as ``nn.matmul`` on ``K x N``).
+    ``whole``: the copy packs all of ``B`` in one parallel pass (its ``j`` is split into
+    panels first, the panels in parallel)."""
+    loops = sch.get_loops(packed)
+    transposed = j_pos == nb - 2 and k_pos == nb - 1
+    if len(loops) < 2:
+        return
+    if not transposed:  # B is K x N: its rows are the panel's rows already
+        if whole:
+            sch.parallel(loops[0])
+        return
+    *lead, j, k = loops
+    if not whole:
+        sch.reorder(k, j)
+        return
+    n = size(sch, j)
+    if n is not None and n > nj and n % nj == 0:
+        j0, j1 = sch.split(j, [None, nj])
+        sch.reorder(j0, k, j1)
+        sch.parallel(sch.fuse(*lead, j0) if lead else j0)
+    else:
+        sch.reorder(k, j)
+        sch.parallel(sch.fuse(*lead, k) if lead else k)
 
 
 def _schedule_gemv(sch: Any, block: Any, batch: list[Any], i: Any, j: Any, k: Any, kk: int) -> None:

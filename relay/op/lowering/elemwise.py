@@ -64,9 +64,9 @@ TVM 0.27's code generation) differ:
   subnormal result once; CUDA C multiplies by two normal factors), so that it covers the
   whole float32 range: ``topi.fast_exp`` returns inf from x = 88.38 (exp is finite up to
   88.72) and 0 below -87.3 (flushing the subnormal results). ``fast_tanh_f32`` is
-  ``topi.fast_tanh`` (Eigen's rational function on [-9, 9]) bounded by +-1. Both clamp their
-  argument with selects that keep a NaN (``_clamp_keep_nan``), so NaN passes through
-  without a test of its own: on ew_chain (two ``exp``, a ``tanh``) the loop went from 88 to
+  ``topi.fast_tanh`` (Eigen's rational function), exactly +-1 from ``|x| >= 7.99`` on
+  (never beyond +-1: checked over every float32). ``exp`` clamps its argument with selects
+  that keep a NaN (``_clamp_keep_nan``), so NaN passes through without a test of its own: on ew_chain (two ``exp``, a ``tanh``) the loop went from 88 to
   66 vector instructions per 16 elements, 2.36 -> 2.10 ms in a same-process A/B. ``sigmoid`` is computed as the reference,
   ``e = exp(-|x|)``, ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below: it never
   overflows, and keeps the tiny results below -88 that ``1 / (1 + exp(-x))`` loses. NaN
@@ -448,7 +448,9 @@ _TANH_BETA = (
     2.26843463243900e-03,
     4.89352518554385e-03,
 )
-_TANH_CLAMP = 9.0
+_TANH_ONE = 7.99
+"""Where ``fast_tanh_f32`` is exactly +-1: its rational function reaches 1.0 at 7.9988 and
+overshoots from 8.127 (float32, every input checked); true tanh there is 1 - 2.3e-7."""
 
 
 def _horner(x: Expr, coefficients: Sequence[float]) -> Expr:
@@ -492,35 +494,72 @@ def _clamp_keep_nan(x: Expr, lo: float, hi: float) -> Expr:
     return tirx.Select(below < bottom, bottom, below)
 
 
-def fast_exp_f32(x: Expr, bind: bool = True) -> Expr:
+def fast_exp_f32(x: Expr, bind: bool = True, then: Callable[[Expr], Expr] | None = None) -> Expr:
     """An approximation of ``exp`` of the float32 value ``x`` (relative error below 1e-7
     where the result is a normal float32; inf above log(FLT_MAX), subnormals and 0 below, NaN
-    kept), vectorizable: no libm call. ``bind``: see _let."""
+    kept), vectorizable: no libm call. ``bind``: see _let; with ``bind`` the clamped
+    argument, ``n`` and ``r`` are bound too, in a chain of ``Let`` in the body of ``x``'s.
+
+    ``then``: ``then(e)`` with the result bound to ``e``, at the end of the same chain (a
+    caller using ``exp(x)`` more than once, as ``sigmoid``, which otherwise repeats the
+    chain or binds it inside another binding's value).
+
+    Each use of a bound value counts: TVM's simplifier substitutes bound values into their
+    uses, so a deep chain whose values are used often is a large expression to it again
+    (``r`` is used 8 times): the chain stays short, and values are not bound inside other
+    values (ew_chain's kernel compiled in 1.4 s with ``r`` unbound, in 0.03 s now)."""
     from tvm import tirx
 
     f32 = _F32
 
-    def from_x(xv: Expr) -> Expr:
-        xc = _clamp_keep_nan(xv, _EXP_LO, _EXP_HI)
+    def from_r(xc: Expr, n: Expr) -> Callable[[Expr], Expr]:
+        def poly(r: Expr) -> Expr:
+            p = _horner(r, _EXP_POLY) * r * r + r + _const(1.0, f32)
+            e = _ldexp(p, tirx.Cast("int32", n))  # (n in [-150, 128])
+            return e if then is None else _let("e", e, then, bind)
+
+        return poly
+
+    def from_n(xc: Expr) -> Callable[[Expr], Expr]:
+        def reduce(n: Expr) -> Expr:
+            # r = x - n ln 2 in two steps (the first product is exact)
+            r = xc - n * _const(_LN2_HI, f32) - n * _const(_LN2_LO, f32)
+            return _let("r", r, from_r(xc, n), bind)
+
+        return reduce
+
+    def from_xc(xc: Expr) -> Expr:
         n = tirx.floor(xc * _const(_LOG2E, f32) + _const(0.5, f32))  # round(x / ln 2)
-        # r = x - n ln 2 in two steps (the first product is exact)
-        r = xc - n * _const(_LN2_HI, f32) - n * _const(_LN2_LO, f32)
-        poly = _horner(r, _EXP_POLY) * r * r + r + _const(1.0, f32)
-        return _ldexp(poly, tirx.Cast("int32", n))  # (n in [-150, 128])
+        return _let("n", n, from_n(xc), bind)
+
+    def from_x(xv: Expr) -> Expr:
+        return _let("xc", _clamp_keep_nan(xv, _EXP_LO, _EXP_HI), from_xc, bind)
 
     return _let("x", x, from_x, bind)
 
 
 def fast_tanh_f32(x: Expr, bind: bool = True) -> Expr:
     """``topi.fast_tanh``'s approximation of ``tanh`` of the float32 value ``x`` (absolute
-    error below 3e-7), never beyond +-1, NaN kept. ``bind``: see _let."""
+    error below 3e-7), never beyond +-1, NaN kept. ``bind``: see _let.
+
+    Eigen's rational function on ``x`` itself, and exactly +-1 from ``|x| >=``
+    :data:`_TANH_ONE` on: the function rises to 1.0 at 7.9988 and overshoots it from 8.127
+    (measured over every float32), so beyond 7.99 it is replaced rather than clamped
+    afterwards (as Eigen does), which would need its value bound once more: TVM's simplifier
+    substitutes bound values into their uses, so each nested binding multiplies the
+    expression it sees (4 levels took 0.2 s to compile, these 2 take 0.02). A NaN fails both
+    comparisons and stays NaN; an infinite ``x`` makes the function NaN, replaced by +-1."""
+    from tvm import tirx
+
+    one = _const(1.0, _F32)
+    edge = _const(_TANH_ONE, _F32)
 
     def from_x(xv: Expr) -> Expr:
-        xc = _clamp_keep_nan(xv, -_TANH_CLAMP, _TANH_CLAMP)
-        x2 = xc * xc
-        ratio = _horner(x2, _TANH_ALPHA) * xc / _horner(x2, _TANH_BETA)
-        # the rational function overshoots 1 by up to 2 ulp near the clamp
-        return _clamp_keep_nan(ratio, -1.0, 1.0)
+        def ratio(x2: Expr) -> Expr:
+            r = _horner(x2, _TANH_ALPHA) * xv / _horner(x2, _TANH_BETA)
+            return tirx.Select(edge <= xv, one, tirx.Select(xv <= -edge, -one, r))
+
+        return _let("x2", xv * xv, ratio, bind)
 
     return _let("x", x, from_x, bind)
 
@@ -554,8 +593,12 @@ def sigmoid_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
     one, zero = _const(1.0, dtype), _const(0.0, dtype)
 
     def from_x(xv: Expr) -> Expr:
-        e = exp_expr(-tirx.abs(xv), fast, bind=False)  # on a variable: cheap to repeat
-        return tirx.Select(xv >= zero, one, e) / (one + e)
+        def from_e(e: Expr) -> Expr:
+            return tirx.Select(xv >= zero, one, e) / (one + e)
+
+        if fast:  # e bound at the end of exp's own chain (see fast_exp_f32)
+            return fast_exp_f32(-tirx.abs(xv), bind, then=from_e)
+        return from_e(tirx.exp(-tirx.abs(xv)))  # (a call: cheap to repeat)
 
     return _let("x", x, from_x, bind)
 

@@ -457,7 +457,7 @@ def _lower_logsumexp(call: LoweringCall) -> Any:
     fast = call.fast_math and wide == "float32"
 
     def exp(z: Any) -> Any:
-        return exp_expr(z, fast, bind=False)
+        return exp_expr(z, fast)
 
     def value(i: list[Any], o: Sequence[Any]) -> Any:
         return _cast(wide, x(*i), dtype)
