@@ -138,7 +138,7 @@ def test_float_math_tiny_arguments() -> None:
 # the bounds asserted here, with a margin.
 FAST_EXP_REL = 1.2e-7  # measured 8.3e-8 where exp(x) is a normal float32
 FAST_EXP_SUBNORMAL_ABS = 1.5e-45  # measured 1.04e-45 (at most one subnormal step)
-FAST_TANH_ABS = 3.5e-7  # measured 2.5e-7 (relative 2.5e-7, 2.3e-7 near 0)
+FAST_TANH_ABS = 3.5e-7  # measured 2.5e-7 here (2.92e-7 over every float32), 2.3e-7 near 0
 FAST_SIGMOID_REL = 2.8e-7  # measured 1.9e-7 down to x = -87 (normal results)
 
 
