@@ -40,13 +40,25 @@ def kernel_source(text: str) -> str:
             "def @main(%x: Tensor[(1000, 3), float32], %y: Tensor[(3,), float32]) { add(%x, %y) }",
             "float4",
         ),
-        ("def @main(%x: Tensor[(64, 48), float16]) { transpose(%x) }", "half4"),
+        ("def @main(%x: Tensor[(64, 48), float16]) { add(%x, %x) }", "half4"),
     ],
 )
 def test_elementwise_kernels_move_16_byte_vectors(text: str, vector: str) -> None:
     source = kernel_source(text)
     assert "__launch_bounds__(256)" in source
     assert re.search(rf"\*\({vector}\*\)\(\w+_ptr \+", source)  # a vector store or load
+
+
+def test_a_transpose_goes_through_shared_memory() -> None:
+    # dlight's Transpose rule: a tile read along the rows of the input into shared memory
+    # (padded: rows of 33), written along the rows of the output
+    source = kernel_source("def @main(%x: Tensor[(4096, 4096), float16]) { transpose(%x) }")
+    assert "__shared__" in source and "__syncthreads()" in source
+    assert re.search(r"p0_shared_ptr\[.*\* 33\)", source)
+    exe = relay.build(
+        relay.parse("def @main(%x: Tensor[(64, 48), float32]) { transpose(%x) }"), target=SM90
+    )
+    assert "__shared__" in exe.cuda_source()
 
 
 def test_a_size_that_is_not_whole_blocks_is_guarded() -> None:

@@ -3,7 +3,8 @@
 A kernel for a GPU must have its loops bound to blocks and threads: an unscheduled PrimFunc
 compiled for CUDA silently becomes host loops over device pointers, with no device kernel
 at all (``shared/notes/tvm-0.27.md``). Each lowered function is scheduled by the first of
-TVM's ``s_tir.dlight`` GPU rules that applies, in this order (dlight's own default):
+TVM's ``s_tir.dlight`` GPU rules that applies, in this order (dlight's own default, with
+relay's rules between):
 
 * ``Matmul``: a matrix product (and batched), tiled through shared memory with its
   epilogue. A product of float16 matrices whose sizes are all over 64 runs on
@@ -12,6 +13,9 @@ TVM's ``s_tir.dlight`` GPU rules that applies, in this order (dlight's own defau
   (:mod:`relay.backend.schedule.tensorize`: TVM's crashes this wheel); if that schedule
   fails, the SIMT rule (``dlight.do_not_tensorize``) takes the product;
 * ``GEMV``: a matrix-vector product, one warp-level reduction per output row;
+* ``Transpose``: a 2-D transpose (also the one ``AlterProductLayout`` puts before a float16
+  product), 16 x 8 tiles through shared memory padded against bank conflicts, so both the
+  reads and the writes are along rows (the elementwise rule's vectors gather one of them);
 * ``Reduction`` / ``GeneralReduction``: a reduction (with its elementwise producers and
   consumers), cross-thread reductions inside a block, for softmax and layer norm the
   whole row in one kernel;
@@ -82,6 +86,7 @@ def _rules() -> list[Any]:
     return [
         Matmul(),
         dl.gpu.GEMV(),
+        dl.gpu.Transpose(),
         dl.gpu.Reduction(),
         dl.gpu.GeneralReduction(),
         dl.gpu.Fallback(),
