@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import relay
@@ -50,15 +51,28 @@ def test_elementwise_kernels_move_16_byte_vectors(text: str, vector: str) -> Non
 
 
 def test_a_transpose_goes_through_shared_memory() -> None:
-    # dlight's Transpose rule: a tile read along the rows of the input into shared memory
-    # (padded: rows of 33), written along the rows of the output
+    # a tile read along the rows of the input into shared memory (padded: rows of 33),
+    # written along the rows of the output; dlight's Transpose rule for other sizes
     source = kernel_source("def @main(%x: Tensor[(4096, 4096), float16]) { transpose(%x) }")
+    assert "__launch_bounds__(256)" in source  # relay's: 32 x 8 threads, 32 x 32 tiles
     assert "__shared__" in source and "__syncthreads()" in source
-    assert re.search(r"p0_shared_ptr\[.*\* 33\)", source)
+    assert re.search(r"p0_shared_ptr\[.*\* 33\)", source)  # rows of 33
     exe = relay.build(
         relay.parse("def @main(%x: Tensor[(64, 48), float32]) { transpose(%x) }"), target=SM90
     )
     assert "__shared__" in exe.cuda_source()
+
+
+@pytest.mark.skipif(not relay.gpu_available(), reason="no CUDA GPU on this machine")
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float16", "float32", "int8"])
+@pytest.mark.parametrize("shape", [(64, 96), (4096, 1024), (40, 64)])
+def test_transposes_on_the_gpu_match_numpy(shape: tuple[int, int], dtype: str) -> None:
+    # whole 32 x 32 tiles take relay's shared-memory schedule; (40, 64) does not
+    x = (np.arange(shape[0] * shape[1]) % 127).astype(dtype).reshape(shape)
+    text = f"def @main(%x: Tensor[{shape}, {dtype}]) {{ transpose(%x) }}"
+    got = relay.build(relay.parse(text), target="cuda")(x).numpy()
+    np.testing.assert_array_equal(got, x.T)
 
 
 def test_a_size_that_is_not_whole_blocks_is_guarded() -> None:

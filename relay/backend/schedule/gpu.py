@@ -13,9 +13,11 @@ relay's rules between):
   (:mod:`relay.backend.schedule.tensorize`: TVM's crashes this wheel); if that schedule
   fails, the SIMT rule (``dlight.do_not_tensorize``) takes the product;
 * ``GEMV``: a matrix-vector product, one warp-level reduction per output row;
-* ``Transpose``: a 2-D transpose (also the one ``AlterProductLayout`` puts before a float16
-  product), 16 x 8 tiles through shared memory padded against bank conflicts, so both the
-  reads and the writes are along rows (the elementwise rule's vectors gather one of them);
+* :func:`schedule_transpose`, relay's, then dlight's ``Transpose``: a 2-D transpose (also
+  the one ``AlterProductLayout`` puts before a float16 product) through shared memory
+  padded against bank conflicts, so both the reads and the writes are along rows (the
+  elementwise rule's vectors gather one of them); relay's takes whole 32 x 32 tiles
+  (dlight's 16 x 8 tiles read 16 bytes of a float16 row at a time);
 * ``Reduction`` / ``GeneralReduction``: a reduction (with its elementwise producers and
   consumers), cross-thread reductions inside a block, for softmax and layer norm the
   whole row in one kernel;
@@ -117,13 +119,19 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
             schedule_rows(sch, lowered)
             return sch.schedule
 
+    class Transposed:  # schedule_transpose as a rule, before dlight's Transpose
+        def apply(self, f: Any, _t: Any, _tunable: bool) -> Any:
+            sch = Unchecked(tvm().s_tir.Schedule(f))
+            return sch.schedule if schedule_transpose(sch) else None
+
     class Vectorized:  # schedule_elementwise as a rule, before dlight's Fallback
         def apply(self, f: Any, _t: Any, _tunable: bool) -> Any:
             sch = Unchecked(tvm().s_tir.Schedule(f))
             return sch.schedule if schedule_elementwise(sch) else None
 
     found = _rules()
-    rules = [(rule, simt) for rule in [*found[:-1], Vectorized(), found[-1], Rows()]]
+    ordered = [*found[:2], Transposed(), *found[2:-1], Vectorized(), found[-1], Rows()]
+    rules = [(rule, simt) for rule in ordered]
     if any(str(t.dtype) in TENSOR_CORE_DTYPES for t in lowered.inputs):
         rules.insert(0, (rules[0][0], func))  # Matmul on the tensor cores first
     for rule, f in rules:
@@ -280,6 +288,67 @@ def schedule_elementwise(sch: Any) -> bool:
     sch.vectorize(vec)
     if PER_THREAD > 1:
         sch.unroll(per)
+    return True
+
+
+TRANSPOSE_TILE = 32
+"""The square tile of :func:`schedule_transpose`, in elements."""
+
+
+def schedule_transpose(sch: Any) -> bool:
+    """A 2-D transpose (``out[i, j] = in[j, i]``, static sizes, one block): tiles of
+    :data:`TRANSPOSE_TILE` x :data:`TRANSPOSE_TILE` elements, one block of 32 x 8 threads
+    each. The threads copy the tile into shared memory along the input's rows, then write it
+    along the output's rows, four rows each; the shared rows are 33 elements, so a column of
+    the tile is spread over the banks (the classic CUDA transpose, as NVIDIA's "Efficient
+    Matrix Transpose" note describes it). Both sides are whole 32-element rows per warp,
+    where dlight's ``Transpose`` rule reads 8 (16 bytes of float16). Whether it applied."""
+    from relay.backend.runtime import tvm
+
+    tirx = tvm().tirx
+    root = sch.get_sblock("root")
+    blocks = sch.get_child_blocks(root)
+    if len(blocks) != 1:
+        return False
+    block = blocks[0]
+    stmt = sch.get(block)
+    body = stmt.body
+    load = tvm().ir.TensorLoad  # (a buffer load: what tirx.BufferLoad is in this wheel)
+    if not isinstance(body, tirx.BufferStore) or not isinstance(body.value, load):
+        return False
+    if len(body.indices) != 2 or len(body.value.indices) != 2:
+        return False
+    loops = sch.get_loops(block)
+    if len(loops) != 2 or len(stmt.iter_vars) != 2:
+        return False
+    vi, vj = (iv.var for iv in stmt.iter_vars)
+    out_i, out_j = body.indices
+    in_a, in_b = body.value.indices
+    if not (out_i.same_as(vi) and out_j.same_as(vj) and in_a.same_as(vj) and in_b.same_as(vi)):
+        return False
+    sizes = [sch.get(loop).extent for loop in loops]
+    tile = TRANSPOSE_TILE
+    if not all(isinstance(e, tirx.IntImm) and int(e) % tile == 0 for e in sizes):
+        return False
+    rows = 8  # threadIdx.y; each thread does tile / rows rows
+    i, j = loops
+    i0, i1 = sch.split(i, [None, tile])
+    j0, j1 = sch.split(j, [None, tile])
+    i1a, i1b = sch.split(i1, [None, rows])
+    sch.reorder(i0, j0, i1b, j1, i1a)
+    sch.bind(i0, "blockIdx.y")
+    sch.bind(j0, "blockIdx.x")
+    sch.bind(i1b, "threadIdx.y")
+    sch.bind(j1, "threadIdx.x")
+    sch.unroll(i1a)
+    shared = sch.cache_read(block, 0, "shared")
+    sch.compute_at(shared, j0)
+    a0, a1 = sch.get_loops(shared)[-2:]
+    fused = sch.fuse(a0, a1)
+    _, ty, tx = sch.split(fused, [None, rows, tile])
+    sch.bind(ty, "threadIdx.y")
+    sch.bind(tx, "threadIdx.x")
+    sch.storage_align(shared, 0, axis=0, factor=tile, offset=1)
     return True
 
 
