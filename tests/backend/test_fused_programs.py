@@ -143,7 +143,9 @@ def test_uniform_constants_are_not_kernel_inputs() -> None:
 def test_deep_chains_of_binding_operators_compile_and_agree(op: str) -> None:
     # fast tanh, sigmoid and exp bind their input with a Let; nested in one kernel, TVM's
     # compile time doubled per level (7 tanh did not finish): the lowering materializes
-    # the value after every MAX_BOUND_DEPTH of them
+    # the value after every MAX_BOUND_DEPTH of them, and the fast exp and sigmoid, which
+    # bind a chain of values (CHAIN_BINDINGS), read another chain's result materialized
+    # (sigmoid(sigmoid(x)) took 6.7 s to compile)
     from relay.backend.lower import BARRIER, MAX_BOUND_DEPTH, lower_primitive
 
     depth = 12
@@ -156,9 +158,32 @@ def test_deep_chains_of_binding_operators_compile_and_agree(op: str) -> None:
     (prim,) = [f for f in _primitives(exe.module)]
     stages = [b for b in lower_primitive(prim).prim_func.script().split("\n") if "sblock(" in b]
     barriers = sum(f'"{BARRIER}' in b for b in stages)
-    assert barriers == (0 if op == "abs" else depth // MAX_BOUND_DEPTH)
+    assert barriers == {"abs": 0, "tanh": depth // MAX_BOUND_DEPTH}.get(op, depth - 1)
     x = np.random.default_rng(1).standard_normal((37, 40)).astype(np.float32)
     np.testing.assert_allclose(exe(x), relay.interpret(mod, x), rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize(
+    ("body", "barriers"),
+    [
+        ("sigmoid(add(sigmoid(%x), 1f))", 1),  # a chain read through an add
+        # tanh binds two values, not a chain (the barrier is MAX_BOUND_DEPTH's, after exp)
+        ("exp(multiply(tanh(%x), 2f))", 1),
+        ("subtract(multiply(sigmoid(%x), exp(%y)), exp(%x))", 0),  # chains side by side
+    ],
+)
+def test_a_chain_of_bindings_reads_another_chain_materialized(body: str, barriers: int) -> None:
+    from relay.backend.lower import BARRIER, lower_primitive
+
+    t = "Tensor[(64, 33), float32]"
+    mod = relay.parse(f"def @main(%x: {t}, %y: {t}) {{ {body} }}")
+    exe = relay.build(mod, target=default_target())
+    (prim,) = _primitives(exe.module)
+    script = lower_primitive(prim).prim_func.script()
+    assert script.count(f'sblock("{BARRIER}') == barriers
+    rng = np.random.default_rng(2)
+    x, y = (rng.standard_normal((64, 33)).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(exe(x, y), relay.interpret(mod, x, y), rtol=2e-6, atol=2e-6)
 
 
 def _primitives(mod: relay.Module) -> list[relay.ir.Function]:

@@ -183,7 +183,7 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
 
     sch.transform_layout(packed, ("write", 0), pack)  # (whole panels: n was padded above)
     if m is not None and m % mi == 0 and m >= PACK_ROWS_FROM and not batch:
-        _pack_rows(sch, block, ivars[-3].var, vk, mi)
+        _pack_rows(sch, block, mi)
     for producer in sch.get_producers(packed):  # B's zero-padded copy (pad_einsum): read
         with contextlib.suppress(Exception):  # by the packing copy itself
             sch.compute_inline(producer)
@@ -209,14 +209,16 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     _schedule_rest(sch, block)
 
 
-def _pack_rows(sch: Any, block: Any, vi: Any, vk: Any, mi: int) -> None:
+def _pack_rows(sch: Any, block: Any, mi: int) -> None:
     """Pack A into ``(i // mi, k, i % mi)`` in a parallel pass first, when it is stored
     ``K x M`` (a transposed operand: a weight gradient's ``dh^T @ x``): read in place, each
     ``k`` step of a row tile reads ``mi`` values from a different row of A, rows ``M``
     floats apart, which for ``M = 1024`` all fall in one set of the L1 cache (4 KiB
     apart); packed, they are ``mi`` consecutive floats (1024 x 128 x 784, the MLP's
     ``dW1``, two threads: 1.50 -> 1.00 ms)."""
-    a_read = sch.get(block).reads[0]
+    stmt = sch.get(block)  # (its iteration variables are new when pad_einsum rebuilt it)
+    vi, vk = stmt.iter_vars[-3].var, stmt.iter_vars[-1].var
+    a_read = stmt.reads[0]
     a_index = [r.min for r in a_read.region]
     if len(a_index) != 2 or not (a_index[0].same_as(vk) and a_index[1].same_as(vi)):
         return

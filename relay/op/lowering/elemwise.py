@@ -90,10 +90,11 @@ bind their intermediate values too. TVM's passes still substitute each bound val
 uses, so compile time grows exponentially with the depth of a fused chain of such operators
 (without barriers: 5 nested fast ``tanh`` took 8.7 s, 6 took 176 s); the lowering
 therefore materializes the value after every :data:`relay.backend.lower.MAX_BOUND_DEPTH`
-nested binding operators (measured with it, first calls: 5 nested ``tanh`` 0.04 s, 4 nested
-``exp`` 0.83 s, 4 ``sigmoid`` 0.98 s; ``exp`` of ``exp`` is the costly pair, 0.45 s, where a
-single ``exp`` is 0.06). ``maximum``, ``round`` and the other single-use operators stay
-linear.
+nested binding operators, and an operator that binds a chain (fast ``exp``, ``sigmoid``:
+:data:`relay.backend.lower.CHAIN_BINDINGS`) reads another chain's result materialized
+(first calls, measured: 5 nested ``tanh`` 0.04 s, 5 nested ``exp`` or ``sigmoid`` 0.08 s;
+``sigmoid(sigmoid(x))`` in one expression took 6.7 s). ``maximum``, ``round`` and the other
+single-use operators stay linear.
 """
 
 from __future__ import annotations
