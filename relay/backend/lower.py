@@ -17,10 +17,12 @@ lowered Relay's primitive functions:
 * an operator whose rule binds its input with ``tirx.Let`` (fast ``exp``, ``tanh``,
   ``sigmoid``...: the input is used several times) nests its producers' expression in the
   binding, and TVM re-simplifies a bound value at each level, so compile time doubles or
-  worse per nested binding operator (6 fused ``tanh`` took 15 s, 7 did not finish). After
-  every :data:`MAX_BOUND_DEPTH` of them in a row, the value goes through a *barrier* stage
-  (named ``relay_barrier``) that the schedules compute as a stage of its own instead of
-  inlining it: the kernel makes one more pass over memory, and compile time stays linear.
+  worse per nested binding operator (6 fused ``tanh`` took 15 s, 7 did not finish). A
+  binding operator that reads a value :data:`MAX_BOUND_DEPTH` of them deep reads it through
+  a *barrier* stage (named ``relay_barrier``) that the schedules compute as a stage of its
+  own instead of inlining it: the kernel makes one more pass over memory, and compile time
+  stays linear. (Decided at the reader: a kernel's result is not copied through a barrier
+  when nothing binds it after.)
   An operator whose rule binds a whole chain of values (fast ``exp`` and ``sigmoid``:
   :data:`CHAIN_BINDINGS`) on the result of another such chain gets that result through a
   barrier at once, since TVM's simplifier multiplies the two.
@@ -275,7 +277,8 @@ def _type_of(e: Expr) -> Type:
 
 
 MAX_BOUND_DEPTH = 2
-"""Binding operators (see the module docstring) fused in a row before a barrier stage."""
+"""Binding operators (see the module docstring) nested in one expression: another binding
+operator reads such a value through a barrier stage."""
 
 CHAIN_BINDINGS = 4
 """Bindings from which an operator's rule binds a *chain* (fast ``exp``: its argument, the
@@ -284,6 +287,22 @@ substitutes each bound value into its uses, so a chain on the result of another 
 the product of the two to it: ``sigmoid(sigmoid(x))`` took 6.7 s to compile, ``exp(exp(x))``
 0.45 s. The inner chain's result is materialized first (a barrier) wherever an operator
 binding a chain reads one, directly or through operators that bind nothing: 0.1 s each."""
+
+
+def _too_deep(
+    arg: Any, weight: int, bound: dict[int, int], chains: dict[int, int], env: dict[int, Any]
+) -> bool:
+    """Whether an operator whose rule made ``weight`` bindings reads ``arg`` materialized: a
+    value :data:`MAX_BOUND_DEPTH` binding operators deep, or (for a chain) another chain's.
+    Decided at the reader, so a kernel's result is never copied through a barrier for
+    nothing (``exp(tanh(x))`` as a result was)."""
+    from relay.backend.runtime import tvm
+
+    if not isinstance(env.get(id(arg)), tvm().te.Tensor):
+        return False
+    if bound.get(id(arg), 0) >= MAX_BOUND_DEPTH:
+        return True
+    return weight >= CHAIN_BINDINGS and chains.get(id(arg), 0) > 0
 
 
 def _apply_rule(rule: Any, call: Any, name: str, node: Any) -> Any:
@@ -427,13 +446,13 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
             bindings = BINDINGS.count
             value = _apply_rule(rule, call, opdef.name, node)
             weight = BINDINGS.count - bindings
-            nested = [a for a in node.args if chains.get(id(a), 0) and id(a) in env]
-            if weight >= CHAIN_BINDINGS and nested:
-                # a chain of bindings on another's result: the other materialized first
-                for a in nested:
-                    if isinstance(env[id(a)], te.Tensor):
-                        env[id(a)] = _barrier(te, env[id(a)])
-                        bound[id(a)] = chains[id(a)] = 0
+            deep = {
+                id(a): a for a in node.args if weight and _too_deep(a, weight, bound, chains, env)
+            }
+            if deep:  # those arguments materialized first (barriers), and the rule again
+                for a in deep.values():
+                    env[id(a)] = _barrier(te, env[id(a)])
+                    bound[id(a)] = chains[id(a)] = 0
                 args = tuple(env[id(a)] for a in node.args)
                 call = dataclasses.replace(call, args=args, checks=[])
                 bindings = BINDINGS.count
@@ -442,8 +461,6 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
             depth = inner + (BINDINGS.count > bindings)
             chain = max((chains.get(id(a), 0) for a in node.args), default=0)
             chain += BINDINGS.count - bindings >= CHAIN_BINDINGS
-            if depth >= MAX_BOUND_DEPTH and isinstance(value, te.Tensor):
-                value, depth, chain = _barrier(te, value), 0, 0
             bound[id(node)] = depth
             chains[id(node)] = chain
             env[id(node)] = value

@@ -89,8 +89,8 @@ Code size: an operator that uses an input more than once binds it with ``tirx.Le
 bind their intermediate values too. TVM's passes still substitute each bound value into its
 uses, so compile time grows exponentially with the depth of a fused chain of such operators
 (without barriers: 5 nested fast ``tanh`` took 8.7 s, 6 took 176 s); the lowering
-therefore materializes the value after every :data:`relay.backend.lower.MAX_BOUND_DEPTH`
-nested binding operators, and an operator that binds a chain (fast ``exp``, ``sigmoid``:
+therefore materializes a value :data:`relay.backend.lower.MAX_BOUND_DEPTH` binding
+operators deep when another binding operator reads it, and an operator that binds a chain (fast ``exp``, ``sigmoid``:
 :data:`relay.backend.lower.CHAIN_BINDINGS`) reads another chain's result materialized
 (first calls, measured: 5 nested ``tanh`` 0.04 s, 5 nested ``exp`` or ``sigmoid`` 0.08 s;
 ``sigmoid(sigmoid(x))`` in one expression took 6.7 s). ``maximum``, ``round`` and the other
