@@ -46,6 +46,7 @@ scheduled function's launch is checked against the device's limits
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from relay.backend.lower import LoweredFunc
@@ -113,24 +114,23 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
     simt = func.with_attr("dlight.do_not_tensorize", True)
     scheduled = None
 
-    class Rows:  # schedule_rows as a rule, the last
-        def apply(self, f: Any, _t: Any, _tunable: bool) -> Any:
-            sch = Unchecked(tvm().s_tir.Schedule(f))
-            schedule_rows(sch, lowered)
-            return sch.schedule
+    class Relays:  # one of relay's schedules as a rule: None where it does not apply
+        def __init__(self, schedule: Callable[[Any], bool]) -> None:
+            self.schedule = schedule
 
-    class Transposed:  # schedule_transpose as a rule, before dlight's Transpose
         def apply(self, f: Any, _t: Any, _tunable: bool) -> Any:
             sch = Unchecked(tvm().s_tir.Schedule(f))
-            return sch.schedule if schedule_transpose(sch) else None
+            return sch.schedule if self.schedule(sch) else None
 
-    class Vectorized:  # schedule_elementwise as a rule, before dlight's Fallback
-        def apply(self, f: Any, _t: Any, _tunable: bool) -> Any:
-            sch = Unchecked(tvm().s_tir.Schedule(f))
-            return sch.schedule if schedule_elementwise(sch) else None
+    def rows(sch: Any) -> bool:
+        schedule_rows(sch, lowered)
+        return True
 
     found = _rules()
-    ordered = [*found[:2], Transposed(), *found[2:-1], Vectorized(), found[-1], Rows()]
+    # relay's transpose before dlight's Transpose, its elementwise schedule before
+    # dlight's Fallback, schedule_rows the last
+    transposed, vectorized = Relays(schedule_transpose), Relays(schedule_elementwise)
+    ordered = [*found[:2], transposed, *found[2:-1], vectorized, found[-1], Relays(rows)]
     rules = [(rule, simt) for rule in ordered]
     if any(str(t.dtype) in TENSOR_CORE_DTYPES for t in lowered.inputs):
         rules.insert(0, (rules[0][0], func))  # Matmul on the tensor cores first
