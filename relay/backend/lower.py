@@ -455,12 +455,10 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
                     bound[id(a)] = chains[id(a)] = 0
                 args = tuple(env[id(a)] for a in node.args)
                 call = dataclasses.replace(call, args=args, checks=[])
-                bindings = BINDINGS.count
-                value = _apply_rule(rule, call, opdef.name, node)
-            inner = max((bound.get(id(a), 0) for a in node.args), default=0)
-            depth = inner + (BINDINGS.count > bindings)
+                value = _apply_rule(rule, call, opdef.name, node)  # (the same bindings)
+            depth = max((bound.get(id(a), 0) for a in node.args), default=0) + (weight > 0)
             chain = max((chains.get(id(a), 0) for a in node.args), default=0)
-            chain += BINDINGS.count - bindings >= CHAIN_BINDINGS
+            chain += weight >= CHAIN_BINDINGS
             bound[id(node)] = depth
             chains[id(node)] = chain
             env[id(node)] = value

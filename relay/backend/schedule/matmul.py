@@ -152,11 +152,11 @@ def schedule_matmul_group(sch: Any, lowered: LoweredFunc) -> None:
     if m is None or n is None or n % nj:
         # symbolic rows, or columns that are not whole tiles: padded to whole tiles (the
         # padding is zeros, computed and thrown away), so the tiles below have no tail (the
-        # write-back after pad_einsum keeps only its own bounds); a tail of columns would
+        # write-back after pad_einsum keeps only its own bounds). A tail of columns would
         # put a predicate in the vectorized product loop, which LLVM scalarizes (128 x 1024
-        # x 1000 nn.dense: 14.7 ms, against 0.8 for 1024 columns)
-        # (rows too when they leave a tail: TVM's write-back of a padded product under a
-        # tail of rows loses the rows' bound, and wrote past the result)
+        # x 1000 nn.dense: 14.7 ms, against 0.8 for 1024 columns). Static rows are padded
+        # too when they leave a tail: TVM's write-back of a padded product under a tail of
+        # rows loses the rows' bound, and wrote past the result.
         pad_n = nj if n is None or n % nj else 1
         pad_m = mi if m is None or m % mi else 1
         sch.pad_einsum(block, [*(1 for _ in batch), pad_m, pad_n, 1])
