@@ -221,6 +221,21 @@ def test_fast_tanh_is_exactly_one_from_its_edge() -> None:
     np.testing.assert_allclose(got, np.tanh(x.astype(np.float64)), rtol=0, atol=FAST_TANH_ABS)
 
 
+def test_fast_exp_rounds_once_to_an_integer() -> None:
+    # exp's n = round(x / ln 2) is one conversion to int32 (vcvtps2dq), made a float once
+    # for the reduction and the scale (one vcvtdq2ps, one vscalefps): no float rounding
+    # (vrndscaleps) and no truncating conversion back (vcvttps2dq). Compiled only, for an
+    # AVX-512 CPU named explicitly.
+    from relay.testing.lowering import primitive_op_function
+
+    x = np.zeros(4096, np.float32)
+    avx512 = Target("llvm", mcpu="skylake-avx512", fast_math=True)
+    lib, _ = compile_functions([primitive_op_function("exp", (x,), {})], avx512)
+    asm = lib.module.mod.inspect_source("asm")
+    assert "vcvtps2dq" in asm and "vscalefps" in asm
+    assert "vrndscaleps" not in asm and "vcvttps2dq" not in asm
+
+
 def test_fast_math_kernels_stay_small() -> None:
     # exp's and tanh's intermediate values are bound once (TVM's passes and LLVM then see
     # each once): this kernel printed as 36,000 characters (now 3,200), and ew_chain's took
