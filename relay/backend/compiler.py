@@ -47,7 +47,7 @@ class Kernel:
     func: Any = None
     checks: list[tuple[str, Span | None]] = field(default_factory=list)
     """Run-time checks (see :class:`relay.backend.lower.LoweredFunc`): the kernel takes
-    one int32 ``(1,)`` flag buffer per check after its outputs."""
+    one int32 ``(1,)`` flag buffer per check after its outputs, positive when it failed."""
     shape_vars: list[TypeVar] = field(default_factory=list)
     """A kernel of symbolic sizes: its shape variables, whose values it takes (int64) after
     its outputs and flags."""
@@ -62,7 +62,7 @@ class Kernel:
         """Raise the ExecutionError of the first failed check, if any (``flags`` as written
         by a call of this kernel)."""
         for flag, (message, span) in zip(flags, self.checks, strict=True):
-            if flag[0]:
+            if flag[0] > 0:  # (a check over no element leaves the lowest int32)
                 raise ExecutionError(message, span)
 
     def __call__(self, *args: np.ndarray[Any, Any]) -> list[np.ndarray[Any, Any]]:

@@ -259,7 +259,7 @@ class LoweredFunc:
     anchor_ops: list[str] = field(default_factory=list)
     op_names: list[str] = field(default_factory=list)
     checks: list[tuple[str, Span | None]] = field(default_factory=list)
-    """Run-time checks: after the outputs, one int32 ``(1,)`` flag per check, nonzero when
+    """Run-time checks: after the outputs, one int32 ``(1,)`` flag per check, positive when
     the check failed, with the message and span to report."""
     shape_vars: list[TypeVar] = field(default_factory=list)
     """The function's shape variables: the kernel takes their values, as int64 scalars,
@@ -534,8 +534,13 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
 
 
 def _check_flag(te: Any, violated: Any, index: int) -> Any:
-    """An int32 ``(1,)`` stage: 1 when any element of ``violated`` is nonzero (None for an
-    empty tensor, which cannot violate anything)."""
+    """An int32 ``(1,)`` stage, positive when any element of ``violated`` is nonzero (None
+    for an empty tensor, which cannot violate anything).
+
+    The flag is the ``max`` of 0/1 indicators with ``max``'s own identity, the lowest int32,
+    which a symbolic extent of 0 leaves (not positive: clear). With that identity TVM
+    recognizes the reduction, so the schedules can factor it (``rfactor``) or reduce it
+    across GPU threads; with 0 they could not."""
     from relay.backend.runtime import tvm
 
     tirx = tvm().tirx
@@ -552,10 +557,7 @@ def _check_flag(te: Any, violated: Any, index: int) -> Any:
     if not shape:
         return te.compute((1,), lambda _: flag(), name=f"check{index}")
     axes = [te.reduce_axis((0, d), name=f"c{k}") for k, d in enumerate(shape)]
-    # the identity is 0, not te.max's lowest int32: over a symbolic extent of 0 the flag
-    # must stay clear
-    any_set = te.comm_reducer(lambda a, b: tirx.max(a, b), lambda t: tirx.const(0, t))
-    return te.compute((1,), lambda _: any_set(flag(*axes), axis=axes), name=f"check{index}")
+    return te.compute((1,), lambda _: te.max(flag(*axes), axis=axes), name=f"check{index}")
 
 
 def _copy(te: Any, t: Any, name: str) -> Any:

@@ -26,6 +26,9 @@ relay's rules between):
   correctly);
 * ``Fallback``: anything else (and the elementwise kernels the rule above leaves), its
   loops fused and bound to blocks of threads, one element each;
+* :func:`schedule_outputs`, relay's: a kernel with several outputs (a result and the flags
+  of its run-time checks, a group's several results), each output a launch of its own,
+  reductions in registers and, where TVM can combine them, across the threads of a block;
 * :func:`schedule_rows`, relay's last resort, for what none of those can lower (a
   reduction with a reducer TVM cannot combine across threads, such as relay's
   NaN-propagating ``max`` or ``argmax``, and what is computed from it in the same kernel):
@@ -128,9 +131,10 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
 
     found = _rules()
     # relay's transpose before dlight's Transpose, its elementwise schedule before
-    # dlight's Fallback, schedule_rows the last
+    # dlight's Fallback, then several outputs, schedule_rows the last
     transposed, vectorized = Relays(schedule_transpose), Relays(schedule_elementwise)
-    ordered = [*found[:2], transposed, *found[2:-1], vectorized, found[-1], Relays(rows)]
+    several = Relays(schedule_outputs)
+    ordered = [*found[:2], transposed, *found[2:-1], vectorized, found[-1], several, Relays(rows)]
     rules = [(rule, simt) for rule in ordered]
     if any(str(t.dtype) in TENSOR_CORE_DTYPES for t in lowered.inputs):
         rules.insert(0, (rules[0][0], func))  # Matmul on the tensor cores first
@@ -240,7 +244,10 @@ def settings() -> str:
     """The module's settings that change the kernels it schedules (in the kernel cache's
     key, so that a kernel scheduled under other settings is never reused)."""
     tiles = sorted(MATMUL_TILES.items())
-    return f"threads={THREADS} vector={VECTOR_BYTES} per={PER_THREAD} tiles={tiles}"
+    return (
+        f"threads={THREADS} whole={WHOLE_THREADS} vector={VECTOR_BYTES} per={PER_THREAD} "
+        f"tiles={tiles}"
+    )
 
 
 def schedule_elementwise(sch: Any) -> bool:
@@ -289,6 +296,121 @@ def schedule_elementwise(sch: Any) -> bool:
     if PER_THREAD > 1:
         sch.unroll(per)
     return True
+
+
+def schedule_outputs(sch: Any) -> bool:
+    """Kernels with several outputs, none of them computed from an intermediate buffer: a
+    group's several results (``split``), or a result and the flags of its run-time checks
+    (integer division's zero test, ``take``'s bounds). Producers are inlined, and each
+    output's loop nest becomes a launch of its own (launches on one stream run in order):
+
+    * an elementwise output: its loops fused, one element per thread, blocks of
+      :data:`THREADS`;
+    * a reduction to fewer outputs than :data:`THREADS` (a check flag reduces everything
+      to one) whose reducer TVM combines across threads (:func:`combinable`): a block per
+      output, its threads each accumulating a strided part in a register, then combined
+      across the block (TVM's cross-thread reduction: warp shuffles, then shared memory);
+      a single output gets a block of :data:`WHOLE_THREADS`;
+    * any other reduction (relay's NaN-propagating ``max``, many outputs): a thread per
+      output, accumulating in a register.
+
+    The partial results stay in registers, written back once (see
+    :func:`accumulates_in_global_memory`). Whether it applied: not to kernels with one
+    output, nor where an intermediate stage stays (a reduction whose result is computed
+    on), nor to sizes that are not static."""
+    from relay.backend.schedule.cpu import inline_producers, is_reduction
+
+    root = sch.get_sblock("root")
+    inline_producers(sch)
+    blocks = sch.get_child_blocks(root)
+    outputs = sch.get_output_blocks(root)
+    if len(outputs) < 2 or len(blocks) != len(outputs):
+        return False
+    names = [sch.get(b).name_hint for b in blocks]
+    for name in names:
+        block = sch.get_sblock(name)
+        if not all(hasattr(sch.get(lp).extent, "value") for lp in sch.get_loops(block)):
+            return False
+        if is_reduction(sch, block):
+            if not _reduce_output(sch, block):
+                return False
+        else:
+            loops = sch.get_loops(block) or [sch.add_unit_loop(block)]
+            fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
+            bx, tx = sch.split(fused, [None, THREADS])
+            sch.bind(bx, "blockIdx.x")
+            sch.bind(tx, "threadIdx.x")
+    return True
+
+
+WHOLE_THREADS = 1024
+"""Threads of the one block that reduces a whole tensor to one value in
+:func:`schedule_outputs` (a check flag): the most a block may have."""
+
+
+def _reduce_output(sch: Any, block: Any) -> bool:
+    """One reduction of :func:`schedule_outputs`, accumulated in a register (``local``)
+    and written back by its own block inside the same launch."""
+    from relay.backend.runtime import tvm
+
+    iter_var = tvm().tirx.IterVar
+    loops = sch.get_loops(block)
+    kinds = [iv.iter_type for iv in sch.get(block).iter_vars]
+    if len(loops) != len(kinds):
+        return False
+    spatial = [lp for lp, k in zip(loops, kinds, strict=True) if k == iter_var.DataPar]
+    reduced = [lp for lp, k in zip(loops, kinds, strict=True) if k == iter_var.CommReduce]
+    if not reduced or len(spatial) + len(reduced) != len(loops):
+        return False
+    if any(not sch.get(lp).same_as(sch.get(loops[i])) for i, lp in enumerate(spatial)):
+        return False  # (a reduction loop outside a spatial one)
+    outputs = 1
+    for lp in spatial:
+        outputs *= int(sch.get(lp).extent)
+    across = outputs < THREADS and combinable(sch.get(block))
+    writeback = sch.cache_write(block, 0, "local")
+    if not spatial:
+        spatial = [sch.add_unit_loop(block)]
+    out = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
+    if across:
+        red = sch.fuse(*reduced) if len(reduced) > 1 else reduced[0]
+        sch.bind(out, "blockIdx.x")
+        _, tx = sch.split(red, [None, WHOLE_THREADS if outputs == 1 else THREADS])
+        sch.bind(tx, "threadIdx.x")
+        sch.reverse_compute_at(writeback, out)
+        return True
+    bx, tx = sch.split(out, [None, THREADS])
+    sch.bind(bx, "blockIdx.x")
+    sch.bind(tx, "threadIdx.x")
+    sch.reverse_compute_at(writeback, tx)
+    return True
+
+
+def combinable(block: Any) -> bool:
+    """Whether reduction ``block`` is one TVM can combine across threads: its update is
+    ``+``, ``*``, ``max`` or ``min`` of its own result and a value, and its initial value
+    is that reducer's identity (0, 1, the lowest, the highest value: ``T.min_value``, which
+    for floats is the lowest finite one)."""
+    from relay.backend.runtime import tvm
+
+    tirx = tvm().tirx
+    body, init = block.body, block.init
+    if not isinstance(body, tirx.BufferStore) or not isinstance(init, tirx.BufferStore):
+        return False
+    value, start = body.value, init.value
+    dtype = str(body.buffer.dtype)
+    identities: dict[type, Callable[[], float]] = {
+        tirx.Add: lambda: 0,
+        tirx.Mul: lambda: 1,
+        tirx.Max: lambda: float(tirx.min_value(dtype).value),
+        tirx.Min: lambda: float(tirx.max_value(dtype).value),
+    }
+    identity = identities.get(type(value))
+    if identity is None or not isinstance(start, tirx.IntImm | tirx.FloatImm):
+        return False
+    load = tvm().ir.TensorLoad  # (a buffer load: what tirx.BufferLoad is in this wheel)
+    own = [x for x in (value.a, value.b) if isinstance(x, load) and x.source.same_as(body.buffer)]
+    return bool(own) and float(start.value) == identity()
 
 
 TRANSPOSE_TILE = 32

@@ -559,7 +559,7 @@ class _Driver:
         offset = self.check_offsets[symbol]
         for j, flag in enumerate(check_flags):
             load = tirx.BufferLoad(flag, [zero])
-            failed = load != 0 if failed is None else tirx.Or(failed, load != 0)
+            failed = load > 0 if failed is None else tirx.Or(failed, load > 0)
             report.append(tirx.BufferStore(self.flags[offset + j], load, [zero]))
         report.append(self.set_running(0))
         assert failed is not None

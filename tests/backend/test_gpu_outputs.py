@@ -1,0 +1,143 @@
+"""relay's GPU schedule for kernels with several outputs (schedule_outputs): a result and
+the flags of its run-time checks, or a group's several results, each output a launch of
+its own. Checked in the CUDA C and PTX generated without a GPU; run against numpy on one
+(``-m gpu``)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import relay
+from relay.backend import cuda
+from relay.backend.target import Target
+
+pytestmark = [
+    pytest.mark.tvm,
+    pytest.mark.skipif(cuda.nvcc() is None, reason="nvcc (the CUDA toolkit) is not installed"),
+]
+
+SM90 = Target("cuda", arch="sm_90")
+
+DIVIDE = (
+    "def @main(%x: Tensor[(64, 100), int32], %y: Tensor[(64, 100), int32]) { floor_divide(%x, %y) }"
+)
+TAKE = (
+    "def @main(%t: Tensor[(1000, 16), float32], %i: Tensor[(37,), int32]) "
+    '{ take(%t, %i, axis=0, mode="fast") }'
+)
+ROW_SUMS = (
+    "def @main(%x: Tensor[(10, 640), int32], %y: Tensor[(10, 640), int32]) "
+    "{ sum(floor_divide(%x, %y), axis=[1]) }"
+)
+ROW_MAXIMA = (  # relay's NaN-propagating max, which TVM cannot combine across threads
+    "def @main(%x: Tensor[(10, 640), int32], %y: Tensor[(10, 640), int32]) "
+    '{ max(cast(floor_divide(%x, %y), dtype="float32"), axis=[1]) }'
+)
+SPLIT = (
+    "def @main(%x: Tensor[(6, 100), float32]) "
+    "{ %0 = split(multiply(%x, 2f), indices_or_sections=3, axis=0); (%0.0, %0.1, %0.2) }"
+)
+
+
+def built(text: str) -> relay.Executable:
+    exe = relay.build(relay.parse(text), target=SM90)
+    assert set(exe.placement.values()) == {"cuda"}
+    return exe
+
+
+def launches(exe: relay.Executable) -> list[str]:
+    return re.findall(r"\.entry\s+(\w+)", exe.ptx())
+
+
+def kernels(exe: relay.Executable) -> list[tuple[int, str]]:
+    """Each kernel's threads per block and body, in the CUDA C, in order."""
+    source = exe.cuda_source()
+    found = list(re.finditer(r"__launch_bounds__\((\d+)\) \w+\([^)]*\) \{", source))
+    ends = [m.start() for m in found[1:]] + [len(source)]
+    return [(int(m.group(1)), source[m.end() : e]) for m, e in zip(found, ends, strict=True)]
+
+
+@pytest.mark.parametrize("text", [DIVIDE, TAKE])
+def test_a_run_time_check_is_a_launch_reduced_across_one_block(text: str) -> None:
+    # the result one launch, the flag another: a block of 1024 threads, each a strided part
+    # of the indicators in a register, combined by warp shuffles and written by thread 0
+    exe = built(text)
+    assert len(launches(exe)) == 2
+    (threads, result), (flag_threads, flag) = kernels(exe)
+    assert threads == 256 and "__shfl_down_sync" not in result
+    assert flag_threads == 1024 and "__shfl_down_sync" in flag
+    assert "in_thread_check0_local_ptr[0] = -2147483648;" in flag
+    assert re.search(r"if \(\(\(int\)threadIdx\.x\) == 0\) \{\s*check0_ptr\[0\] =", flag)
+
+
+def test_few_row_sums_reduce_across_a_block_each() -> None:
+    exe = built(ROW_SUMS)
+    assert len(launches(exe)) == 2
+    (threads, sums), (flag_threads, _) = kernels(exe)
+    assert (threads, flag_threads) == (256, 1024)
+    assert "__shfl_down_sync" in sums and "sum_ptr[((int)blockIdx.x)] =" in sums
+
+
+def test_a_reducer_tvm_cannot_combine_takes_a_thread_per_output() -> None:
+    # the maxima accumulate serially in a register (no cross-thread combination), the
+    # check flag still across a block
+    (_, maxima), (_, flag) = kernels(built(ROW_MAXIMA))
+    assert "__shfl_down_sync" not in maxima and "max_local_ptr[0] = -CUDART_INF_F;" in maxima
+    assert "__shfl_down_sync" in flag
+
+
+def test_several_results_are_a_launch_each() -> None:
+    assert len(launches(built(SPLIT))) == 3
+
+
+def test_an_intermediate_stage_keeps_the_kernel_on_the_cpu() -> None:
+    # batch_norm's sums are computed on (the mean, the variance): still mixed placement
+    mod = relay.parse(
+        "def @main(%x: Tensor[(4, 5, 3), float32], %g: Tensor[(5,), float32]) "
+        "{ %0 = nn.batch_norm(%x, %g, %g, %g, %g, training=True); (%0.0, %0.1, %0.2) }"
+    )
+    assert list(relay.build(mod, target=SM90).placement.values()) == ["cpu"]
+
+
+# -- on a GPU --------------------------------------------------------------------------------
+
+ON_A_GPU = pytest.mark.skipif(not relay.gpu_available(), reason="no CUDA GPU on this machine")
+
+
+def _ints(shape: tuple[int, ...], seed: int, low: int = -50, high: int = 50) -> np.ndarray:
+    return np.random.default_rng(seed).integers(low, high, shape).astype(np.int32)
+
+
+@ON_A_GPU
+@pytest.mark.gpu
+def test_checks_on_the_gpu_pass_and_fail_as_on_the_cpu() -> None:
+    divide = relay.build(relay.parse(DIVIDE), target="cuda")
+    x, y = _ints((64, 100), 0), _ints((64, 100), 1, 1, 50)
+    np.testing.assert_array_equal(divide(x, y).numpy(), x // y)
+    y[63, 99] = 0
+    with pytest.raises(relay.ExecutionError, match="integer division by zero"):
+        divide(x, y)
+    take = relay.build(relay.parse(TAKE), target="cuda")
+    t = np.arange(16000, dtype=np.float32).reshape(1000, 16)
+    i = _ints((37,), 2, 0, 1000)
+    np.testing.assert_array_equal(take(t, i).numpy(), t[i])
+    i[5] = 1000
+    with pytest.raises(relay.ExecutionError):
+        take(t, i)
+
+
+@ON_A_GPU
+@pytest.mark.gpu
+def test_reductions_and_several_results_on_the_gpu_match_numpy() -> None:
+    x, y = _ints((10, 640), 3), _ints((10, 640), 4, 1, 50)
+    got = relay.build(relay.parse(ROW_SUMS), target="cuda")(x, y).numpy()
+    np.testing.assert_array_equal(got, (x // y).sum(axis=1, dtype=np.int32))
+    got = relay.build(relay.parse(ROW_MAXIMA), target="cuda")(x, y).numpy()
+    np.testing.assert_array_equal(got, (x // y).astype(np.float32).max(axis=1))
+    z = np.random.default_rng(5).standard_normal((6, 100)).astype(np.float32)
+    parts = relay.build(relay.parse(SPLIT), target="cuda")(z)
+    for part, want in zip(parts, np.split(z * 2, 3), strict=True):
+        np.testing.assert_array_equal(part.numpy(), want)
