@@ -410,13 +410,14 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
     from relay.backend.lower import lower_primitive
 
     fast = bool(target.fast_math)
+    ldexp = target.vector_ldexp
     # (index, function, kernel name, its lowering)
     entries: list[tuple[int, Function, str, Any]] = []
     prims: dict[str, Any] = {}
     host: set[str] = set()  # a GPU program's kernels that run on the CPU (mixed placement)
     start = time.perf_counter()
     for i, f in part.funcs:
-        lowered = lower_primitive(f, fast_math=fast, target=target.kind)
+        lowered = lower_primitive(f, fast_math=fast, target=target.kind, vector_ldexp=ldexp)
         name = kernel_name(f, lowered.op_names, i)
         entries.append((i, f, name, lowered))
         if target.is_gpu:
@@ -432,7 +433,7 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
         ex = host_ex = _compile_gpu(prims, host, part, target)
         if host:  # lowered again for the CPU (constants are folded differently for CUDA)
             entries = [
-                (i, f, name, lower_primitive(f, fast_math=fast) if name in host else lowered)
+                (i, f, name, _host_lowering(f, fast, ldexp) if name in host else lowered)
                 for i, f, name, lowered in entries
             ]
             cpu = {name: _cpu_prim(lw, name) for _, _, name, lw in entries if name in host}
@@ -465,6 +466,12 @@ def _compile_part(part: _Part, target: Target) -> tuple[list[tuple[int, Kernel]]
         f"schedules {scheduled - start:.3f} s, compilation {time.perf_counter() - scheduled:.3f} s",
     )
     return kernels, ex
+
+
+def _host_lowering(f: Function, fast: bool, vector_ldexp: bool) -> Any:
+    from relay.backend.lower import lower_primitive
+
+    return lower_primitive(f, fast_math=fast, vector_ldexp=vector_ldexp)
 
 
 def _cpu_prim(lowered: Any, name: str) -> Any:

@@ -357,19 +357,36 @@ _TARGET: contextvars.ContextVar[str] = contextvars.ContextVar(
 """The kind of target (``llvm``, ``cuda``) the function being lowered is for."""
 
 
+_VECTOR_LDEXP: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "relay_lowering_vector_ldexp", default=True
+)
+"""Whether the CPU the function is lowered for scales vectors by powers of two in one
+instruction (see :attr:`relay.backend.target.Target.vector_ldexp`)."""
+
+
 def lowering_target() -> str:
     """The kind of target the function being lowered is for: a rule uses it where the
     targets' code differs (an LLVM intrinsic has no CUDA C spelling)."""
     return _TARGET.get()
 
 
-def lower_primitive(func: Function, fast_math: bool = True, target: str = "llvm") -> LoweredFunc:
+def lowering_vector_ldexp() -> bool:
+    """Whether ``llvm.ldexp`` of a vector is vector code on the CPU lowered for."""
+    return _VECTOR_LDEXP.get()
+
+
+def lower_primitive(
+    func: Function, fast_math: bool = True, target: str = "llvm", vector_ldexp: bool = True
+) -> LoweredFunc:
     """The PrimFunc (unscheduled) computing primitive function ``func`` (see module doc),
-    for a target of kind ``target``."""
+    for a target of kind ``target`` (``vector_ldexp``: the CPU's, as
+    :attr:`relay.backend.target.Target.vector_ldexp`)."""
     token = _TARGET.set(target)
+    ldexp = _VECTOR_LDEXP.set(vector_ldexp)
     try:
         return _lower_primitive(func, fast_math)
     finally:
+        _VECTOR_LDEXP.reset(ldexp)
         _TARGET.reset(token)
 
 

@@ -39,6 +39,14 @@ _X86_MODELS: tuple[tuple[str, str, frozenset[str]], ...] = (
 )
 
 
+AVX512_MODELS = frozenset(
+    {name for name, _, needed in _X86_MODELS if "avx512f" in needed}
+    | {"icelake-client", "tigerlake", "cooperlake", "rocketlake", "cannonlake"}
+    | {"graniterapids", "emeraldrapids", "x86-64-v4"}
+)
+"""LLVM CPU names with AVX-512 (whose ``vscalefps`` scales a vector by powers of two)."""
+
+
 def cpu_model(vendor: str, flags: frozenset[str]) -> str:
     """The LLVM CPU name for an x86 processor with ``flags`` (from ``/proc/cpuinfo``)."""
     for name, need_vendor, needed in _X86_MODELS:
@@ -138,6 +146,13 @@ class Target:
     def is_gpu(self) -> bool:
         """Whether kernels run on a GPU (their host code on this CPU)."""
         return self.kind == "cuda"
+
+    @property
+    def vector_ldexp(self) -> bool:
+        """Whether LLVM turns a vector ``llvm.ldexp`` into vector instructions for this
+        CPU: with AVX-512 one ``vscalefps``; without, a call of libm's ``ldexpf`` per lane,
+        which the fast ``exp`` avoids (relay.op.lowering.elemwise._ldexp)."""
+        return self.host.mcpu in AVX512_MODELS
 
     @property
     def host(self) -> Target:

@@ -36,9 +36,13 @@ ROW_MAXIMA = (  # relay's NaN-propagating max, which TVM cannot combine across t
     "def @main(%x: Tensor[(10, 640), int32], %y: Tensor[(10, 640), int32]) "
     '{ max(cast(floor_divide(%x, %y), dtype="float32"), axis=[1]) }'
 )
-SPLIT = (
-    "def @main(%x: Tensor[(6, 100), float32]) "
-    "{ %0 = split(multiply(%x, 2f), indices_or_sections=3, axis=0); (%0.0, %0.1, %0.2) }"
+SPLIT = (  # three results and the divisors' check (dlight's Fallback takes a plain split)
+    "def @main(%x: Tensor[(6, 100), int32], %y: Tensor[(6, 100), int32]) "
+    "{ %0 = split(floor_divide(%x, %y), indices_or_sections=3, axis=0); (%0.0, %0.1, %0.2) }"
+)
+ONE_MAXIMUM = (  # one value of a reducer TVM cannot combine across threads
+    "def @main(%x: Tensor[(640,), int32], %y: Tensor[(640,), int32]) "
+    '{{ max(cast(divide(%x, %y), dtype="float32"){keep}) }}'
 )
 
 
@@ -89,8 +93,34 @@ def test_a_reducer_tvm_cannot_combine_takes_a_thread_per_output() -> None:
     assert "__shfl_down_sync" in flag
 
 
+@pytest.mark.parametrize("keep", ["", ", keepdims=True"])
+def test_a_single_value_no_block_combines_is_one_thread(keep: str) -> None:
+    # one thread accumulates the maximum and stores it: a wider block would have its other
+    # threads store registers they never set (the fused unit loops leave the store a
+    # constant index, unguarded), and the unit loop of a 0-d result goes above the
+    # reduction (inside it, it was a launch per element, the accumulator a workspace)
+    exe = built(ONE_MAXIMUM.format(keep=keep))
+    source = exe.cuda_source()
+    one = re.search(
+        r'extern "C" __global__ void \w+\(float\* __restrict__ max_ptr, [^)]*\) \{', source
+    )
+    assert one is not None  # (one thread: no __launch_bounds__; no workspace argument)
+    body = source[one.end() : source.index('extern "C"', one.end())]
+    assert "threadIdx" not in body and "max_ptr[0] = max_local_ptr[0];" in body
+    assert [threads for threads, _ in kernels(exe)] == [1024]  # the check
+
+
+def test_a_whole_sum_is_one_block_reduced_across() -> None:
+    text = "def @main(%x: Tensor[(640,), int64], %y: Tensor[(640,), int64]) { sum(divide(%x, %y)) }"
+    (threads, total), (flag_threads, _) = kernels(built(text))
+    assert (threads, flag_threads) == (1024, 1024)
+    assert "__shfl_down_sync" in total and "sum_ptr[0] =" in total
+
+
 def test_several_results_are_a_launch_each() -> None:
-    assert len(launches(built(SPLIT))) == 3
+    exe = built(SPLIT)
+    assert len(launches(exe)) == 4  # three parts and the check
+    assert [threads for threads, _ in kernels(exe)] == [200, 200, 200, 1024]
 
 
 def test_an_intermediate_stage_keeps_the_kernel_on_the_cpu() -> None:
@@ -137,7 +167,15 @@ def test_reductions_and_several_results_on_the_gpu_match_numpy() -> None:
     np.testing.assert_array_equal(got, (x // y).sum(axis=1, dtype=np.int32))
     got = relay.build(relay.parse(ROW_MAXIMA), target="cuda")(x, y).numpy()
     np.testing.assert_array_equal(got, (x // y).astype(np.float32).max(axis=1))
-    z = np.random.default_rng(5).standard_normal((6, 100)).astype(np.float32)
-    parts = relay.build(relay.parse(SPLIT), target="cuda")(z)
-    for part, want in zip(parts, np.split(z * 2, 3), strict=True):
+    x, y = _ints((6, 100), 5), _ints((6, 100), 6, 1, 50)
+    parts = relay.build(relay.parse(SPLIT), target="cuda")(x, y)
+    for part, want in zip(parts, np.split(x // y, 3), strict=True):
         np.testing.assert_array_equal(part.numpy(), want)
+    for keep in ("", ", keepdims=True"):
+        x, y = _ints((640,), 7), _ints((640,), 8, 1, 7)
+        exe = relay.build(relay.parse(ONE_MAXIMUM.format(keep=keep)), target="cuda")
+        for _ in range(5):
+            got = np.asarray(exe(x, y).numpy()).ravel()
+            np.testing.assert_array_equal(
+                got, [np.max((x / y).astype(np.int32).astype(np.float32))]
+            )

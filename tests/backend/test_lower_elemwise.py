@@ -236,6 +236,25 @@ def test_fast_exp_rounds_once_to_an_integer() -> None:
     assert "vrndscaleps" not in asm and "vcvttps2dq" not in asm
 
 
+@pytest.mark.parametrize("mcpu", ["haswell", "x86-64"])
+def test_fast_exp_without_avx512_calls_no_libm(mcpu: str) -> None:
+    # without AVX-512 LLVM turns a vector llvm.ldexp into a call of ldexpf per lane: 2^n
+    # is two normal factors there instead, and the results keep their bounds
+    from relay.testing.lowering import primitive_op_function
+
+    x = np.linspace(-110, 90, 10**5, dtype=np.float32)
+    target = Target("llvm", mcpu=mcpu, fast_math=True)
+    assert not target.vector_ldexp
+    lib, _ = compile_functions([primitive_op_function("exp", (x,), {})], target)
+    assert "ldexpf" not in lib.module.mod.inspect_source("asm")
+    got = run_compiled_op("exp", x, target=target)
+    with np.errstate(over="ignore"):
+        exact = np.exp(x.astype(np.float64))
+    abs_err, rel_err, normal = errors(got, exact)
+    assert rel_err[normal].max() < FAST_EXP_REL
+    assert abs_err[~normal & (exact < 1)].max() < FAST_EXP_SUBNORMAL_ABS
+
+
 def test_fast_math_kernels_stay_small() -> None:
     # exp's and tanh's intermediate values are bound once (TVM's passes and LLVM then see
     # each once): this kernel printed as 36,000 characters (now 3,200), and ew_chain's took

@@ -300,19 +300,21 @@ def schedule_elementwise(sch: Any) -> bool:
 
 def schedule_outputs(sch: Any) -> bool:
     """Kernels with several outputs, none of them computed from an intermediate buffer: a
-    group's several results (``split``), or a result and the flags of its run-time checks
-    (integer division's zero test, ``take``'s bounds). Producers are inlined, and each
+    result and the flags of its run-time checks (integer division's zero test, ``take``'s
+    bounds), or a group's several results that dlight's rules leave (a reduction among
+    them: dlight's ``Fallback`` takes elementwise ones, ``split``'s). Producers are inlined, and each
     output's loop nest becomes a launch of its own (launches on one stream run in order):
 
     * an elementwise output: its loops fused, one element per thread, blocks of
-      :data:`THREADS`;
+      :data:`THREADS` (or fewer threads, one per element);
     * a reduction to fewer outputs than :data:`THREADS` (a check flag reduces everything
       to one) whose reducer TVM combines across threads (:func:`combinable`): a block per
       output, its threads each accumulating a strided part in a register, then combined
       across the block (TVM's cross-thread reduction: warp shuffles, then shared memory);
       a single output gets a block of :data:`WHOLE_THREADS`;
     * any other reduction (relay's NaN-propagating ``max``, many outputs): a thread per
-      output, accumulating in a register.
+      output, accumulating in a register (blocks of :data:`THREADS`, or one block of a
+      thread per output).
 
     The partial results stay in registers, written back once (see
     :func:`accumulates_in_global_memory`). Whether it applied: not to kernels with one
@@ -336,8 +338,12 @@ def schedule_outputs(sch: Any) -> bool:
                 return False
         else:
             loops = sch.get_loops(block) or [sch.add_unit_loop(block)]
+            total = 1
+            for lp in loops:
+                total *= int(sch.get(lp).extent)
             fused = sch.fuse(*loops) if len(loops) > 1 else loops[0]
-            bx, tx = sch.split(fused, [None, THREADS])
+            # (no more threads than elements: a single element's store is the one thread's)
+            bx, tx = sch.split(fused, [None, min(THREADS, total)])
             sch.bind(bx, "blockIdx.x")
             sch.bind(tx, "threadIdx.x")
     return True
@@ -369,8 +375,8 @@ def _reduce_output(sch: Any, block: Any) -> bool:
         outputs *= int(sch.get(lp).extent)
     across = outputs < THREADS and combinable(sch.get(block))
     writeback = sch.cache_write(block, 0, "local")
-    if not spatial:
-        spatial = [sch.add_unit_loop(block)]
+    if not spatial:  # (above the reduction loops: inside them it would be a launch per step)
+        spatial = [sch.add_unit_loop(loops[0])]
     out = sch.fuse(*spatial) if len(spatial) > 1 else spatial[0]
     if across:
         red = sch.fuse(*reduced) if len(reduced) > 1 else reduced[0]
@@ -379,7 +385,9 @@ def _reduce_output(sch: Any, block: Any) -> bool:
         sch.bind(tx, "threadIdx.x")
         sch.reverse_compute_at(writeback, out)
         return True
-    bx, tx = sch.split(out, [None, THREADS])
+    # no more threads than outputs: fused unit loops leave the write-back a constant index
+    # with no bound to guard it, and threads past the outputs would store their registers
+    bx, tx = sch.split(out, [None, min(THREADS, outputs)])
     sch.bind(bx, "blockIdx.x")
     sch.bind(tx, "threadIdx.x")
     sch.reverse_compute_at(writeback, tx)
