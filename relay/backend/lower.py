@@ -528,10 +528,13 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
     kept = [(m, s) for (_, m, s), f in zip(checks, flags, strict=True) if f is not None]
     flags = [f for f in flags if f is not None]
     sizes = symbols.tir if symbols is not None else []
+    tensors = [*placeholders, *const_phs, *out_tensors, *flags]
     try:
         prim = te.create_prim_func(
-            [*placeholders, *const_phs, *out_tensors, *flags, *sizes],
-            index_dtype_override="int64" if sizes else None,  # one index type with the sizes'
+            [*tensors, *sizes],
+            # one index type with the sizes'; on the GPU int64 where a tensor has 2^31
+            # elements or more (see INT32_ELEMENTS)
+            index_dtype_override="int64" if sizes or _gpu_past_int32(tensors) else None,
         )
     except Exception as err:  # (TVM's int64 rewrite of a kernel of symbolic sizes can fail)
         lines = str(err).strip().splitlines() or [""]
@@ -575,6 +578,37 @@ def _check_flag(te: Any, violated: Any, index: int) -> Any:
         return te.compute((1,), lambda _: flag(), name=f"check{index}")
     axes = [te.reduce_axis((0, d), name=f"c{k}") for k, d in enumerate(shape)]
     return te.compute((1,), lambda _: te.max(flag(*axes), axis=axes), name=f"check{index}")
+
+
+INT32_ELEMENTS = 1 << 31
+"""Elements from which a GPU kernel's indices are int64. TVM indexes static shapes with
+int32, and the GPU schedules fuse the loops: over more elements the fused index overflowed
+(a 46,000 x 47,000 int8 add guarded its threads with a negative bound and computed
+nothing). CPU kernels keep int32 loops, whose indices LLVM widens to 64 bits (the same add,
+its sum and transpose gave numpy's results); with int64 loops LLVM left the sum over the
+rows scalar (0.07 -> 0.63 s)."""
+
+
+def _gpu_past_int32(tensors: list[Any]) -> bool:
+    """Whether this is a GPU kernel and a tensor of the stage graph of ``tensors`` (inputs,
+    intermediate stages and outputs) has :data:`INT32_ELEMENTS` elements or more."""
+    if lowering_target() != "cuda":
+        return False
+    seen: set[tuple[int, int]] = set()
+    stack = list(tensors)
+    while stack:
+        t = stack.pop()
+        key = (hash(t.op), int(t.value_index))  # (by the objects: == on tensors builds
+        if key in seen:  # an expression, and raises for rank 0)
+            continue
+        seen.add(key)
+        n = 1
+        for d in t.shape:
+            n *= int(d) if static_dim(d) is not None else 1
+        if n >= INT32_ELEMENTS:
+            return True
+        stack.extend(t.op.input_tensors)
+    return False
 
 
 def _copy(te: Any, t: Any, name: str) -> Any:

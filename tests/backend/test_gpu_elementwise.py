@@ -116,3 +116,28 @@ def test_the_schedule_settings_are_part_of_the_kernel_cache_key(
     assert library_key(["fn"], SM90) != key
     monkeypatch.setattr(gpu, "MATMUL_TILES", {})
     assert library_key(["fn"], SM90) == key
+
+
+BIG = (  # 2,162,000,000 elements: past int32
+    "def @main(%x: Tensor[(46000, 47000), int8], %b: Tensor[(47000,), int8]) { add(%x, %b) }"
+)
+
+
+def test_tensors_past_int32_elements_are_indexed_in_int64() -> None:
+    # fused into one loop of int32 indices, the add guarded its threads with a negative
+    # bound (2,162,000,000 - 2^32) and computed nothing
+    source = kernel_source(BIG)
+    assert "int64_t" in source and not re.search(r"< -\d", source)
+    total = "def @main(%x: Tensor[(46000, 47000), int8]) { sum(%x, axis=[0]) }"
+    assert "int64_t" in kernel_source(total)  # (its int32 constants failed to compile)
+
+
+@pytest.mark.skipif(not relay.gpu_available(), reason="no CUDA GPU on this machine")
+@pytest.mark.gpu
+def test_a_tensor_past_int32_elements_on_the_gpu() -> None:
+    x = np.zeros((46000, 47000), np.int8)
+    x[-1] = 3
+    b = (np.arange(47000) % 100).astype(np.int8)
+    got = relay.build(relay.parse(BIG), target="cuda")(x, b).numpy()
+    np.testing.assert_array_equal(got[0], b)
+    np.testing.assert_array_equal(got[-1], b + 3)

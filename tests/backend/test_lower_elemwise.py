@@ -12,6 +12,7 @@ float32.
 from __future__ import annotations
 
 import platform
+import re
 import warnings
 from typing import Any
 
@@ -253,6 +254,23 @@ def test_fast_exp_without_avx512_calls_no_libm(mcpu: str) -> None:
     abs_err, rel_err, normal = errors(got, exact)
     assert rel_err[normal].max() < FAST_EXP_REL
     assert abs_err[~normal & (exact < 1)].max() < FAST_EXP_SUBNORMAL_ABS
+
+
+def test_a_gpu_tensor_past_int32_elements_gets_int64_indices() -> None:
+    # a GPU kernel's loops and indices in int64 (its fused loop would overflow int32);
+    # smaller ones and CPU kernels keep int32
+    from relay.backend.lower import lower_primitive
+    from relay.testing.lowering import primitive_op_function
+
+    def loop_dtypes(shape: tuple[int, ...], target: str) -> set[str]:
+        x = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape, (0,) * len(shape))
+        func = primitive_op_function("negative", (x,), {})
+        prim = lower_primitive(func, target=target).prim_func
+        return set(re.findall(r"T\.grid\(T\.(int\d+)\(", prim.script()))
+
+    assert loop_dtypes((46000, 47000), "cuda") == {"int64"}
+    assert loop_dtypes((4600, 4700), "cuda") == set()  # (int32 extents print as numbers)
+    assert loop_dtypes((46000, 47000), "llvm") == set()
 
 
 def test_fast_math_kernels_stay_small() -> None:
