@@ -180,11 +180,17 @@ class arch_scope:
         _FAILED.reset(self.tokens[2])
 
 
-def check_launch(name: str, func: Any) -> None:
+def check_launch(name: str, func: Any, between_launches: bool = False) -> None:
     """Raise a CompileError when scheduled PrimFunc ``func`` (kernel ``name``) binds more
     threads or static shared memory than a launch may have (see the module docstring); a
     ValueError (or TVM's error) when the schedule cannot be lowered for CUDA at all (an
-    intermediate buffer left in global memory, a cross-thread reduction TVM cannot lower)."""
+    intermediate buffer left in global memory, a cross-thread reduction TVM cannot lower).
+
+    ``between_launches``: a global buffer allocated outside every launch (an intermediate
+    stage one launch writes and a later one reads, as relay's ``schedule_outputs`` leaves
+    them) is allowed. The host allocates it on the device (TVM's
+    ``TVMBackendAllocWorkspace`` with the CUDA device type) and frees it after the
+    launches; inside a launch no buffer in global memory can be allocated."""
     from relay.backend.runtime import tvm
 
     tirx = tvm().tirx
@@ -218,7 +224,7 @@ def check_launch(name: str, func: Any) -> None:
             for buf in stmt.alloc_buffers:
                 if str(buf.scope()) == "shared":
                     shared += _static_bytes(buf)
-                elif str(buf.scope()) == "global":
+                elif str(buf.scope()) == "global" and not (between_launches and not bound):
                     raise ValueError(
                         f"the schedule keeps {buf.name} in global memory, which a CUDA kernel "
                         "cannot allocate"

@@ -123,13 +123,21 @@ def test_several_results_are_a_launch_each() -> None:
     assert [threads for threads, _ in kernels(exe)] == [200, 200, 200, 1024]
 
 
-def test_an_intermediate_stage_keeps_the_kernel_on_the_cpu() -> None:
-    # batch_norm's sums are computed on (the mean, the variance): still mixed placement
-    mod = relay.parse(
-        "def @main(%x: Tensor[(4, 5, 3), float32], %g: Tensor[(5,), float32]) "
-        "{ %0 = nn.batch_norm(%x, %g, %g, %g, %g, training=True); (%0.0, %0.1, %0.2) }"
-    )
-    assert list(relay.build(mod, target=SM90).placement.values()) == ["cpu"]
+BATCH_NORM = (
+    "def @main(%x: Tensor[(8, 64, 7, 7), float32], %g: Tensor[(64,), float32]) "
+    "{ %0 = nn.batch_norm(%x, %g, %g, %g, %g, training=True); (%0.0, %0.1, %0.2) }"
+)
+
+
+def test_batch_norm_in_training_is_a_launch_per_stage() -> None:
+    # the channels' sums, their squared deviations (from the sums), the normalized result
+    # and the two statistics: five launches, the sums in global memory between them
+    # (allocated by the host), each channel's sum across a block of 256 threads
+    exe = built(BATCH_NORM)
+    assert len(launches(exe)) == 5
+    (_, sums), (_, squares), *_ = kernels(exe)
+    assert "__shfl_down_sync" in sums and "T_sum_ptr[((int)blockIdx.x)] =" in sums
+    assert "T_sum_ptr[((int)blockIdx.x)] / 0x1.88p+8f" in squares  # the mean, from the sums
 
 
 # -- on a GPU --------------------------------------------------------------------------------
@@ -171,6 +179,11 @@ def test_reductions_and_several_results_on_the_gpu_match_numpy() -> None:
     parts = relay.build(relay.parse(SPLIT), target="cuda")(x, y)
     for part, want in zip(parts, np.split(x // y, 3), strict=True):
         np.testing.assert_array_equal(part.numpy(), want)
+    norm = relay.build(relay.parse(BATCH_NORM), target="cuda")
+    z = np.random.default_rng(9).standard_normal((8, 64, 7, 7)).astype(np.float32)
+    gamma = np.random.default_rng(10).standard_normal(64).astype(np.float32)
+    for got, want in zip(norm(z, gamma), norm.interpret(z, gamma), strict=True):
+        np.testing.assert_allclose(got.numpy(), np.asarray(want), rtol=1e-4, atol=1e-5)
     for keep in ("", ", keepdims=True"):
         x, y = _ints((640,), 7), _ints((640,), 8, 1, 7)
         exe = relay.build(relay.parse(ONE_MAXIMUM.format(keep=keep)), target="cuda")

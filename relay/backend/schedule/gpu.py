@@ -164,7 +164,7 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
         try:
             # its launch checked, on the function as lowering will see it: a schedule that
             # reduces across threads with a reducer TVM cannot lower fails here
-            check_launch(name, candidate)
+            check_launch(name, candidate, between_launches=rule is several)
         except CompileError:
             raise
         except Exception as err:
@@ -299,34 +299,36 @@ def schedule_elementwise(sch: Any) -> bool:
 
 
 def schedule_outputs(sch: Any) -> bool:
-    """Kernels with several outputs, none of them computed from an intermediate buffer: a
-    result and the flags of its run-time checks (integer division's zero test, ``take``'s
-    bounds), or a group's several results that dlight's rules leave (a reduction among
-    them: dlight's ``Fallback`` takes elementwise ones, ``split``'s). Producers are inlined, and each
-    output's loop nest becomes a launch of its own (launches on one stream run in order):
+    """Kernels with several outputs: a result and the flags of its run-time checks (integer
+    division's zero test, ``take``'s bounds), or a group's several results that dlight's
+    rules leave (a reduction among them: dlight's ``Fallback`` takes elementwise ones, a
+    ``split``'s), such as ``nn.batch_norm`` in training. Producers are inlined, and every
+    stage left, output or intermediate, becomes a launch of its own (launches on one stream
+    run in order):
 
-    * an elementwise output: its loops fused, one element per thread, blocks of
+    * an elementwise stage: its loops fused, one element per thread, blocks of
       :data:`THREADS` (or fewer threads, one per element);
-    * a reduction to fewer outputs than :data:`THREADS` (a check flag reduces everything
-      to one) whose reducer TVM combines across threads (:func:`combinable`): a block per
-      output, its threads each accumulating a strided part in a register, then combined
+    * a reduction to fewer values than :data:`THREADS` (a check flag reduces everything to
+      one) whose reducer TVM combines across threads (:func:`combinable`): a block per
+      value, its threads each accumulating a strided part in a register, then combined
       across the block (TVM's cross-thread reduction: warp shuffles, then shared memory);
-      a single output gets a block of :data:`WHOLE_THREADS`;
-    * any other reduction (relay's NaN-propagating ``max``, many outputs): a thread per
-      output, accumulating in a register (blocks of :data:`THREADS`, or one block of a
-      thread per output).
+      a single value gets a block of :data:`WHOLE_THREADS`;
+    * any other reduction (relay's NaN-propagating ``max``, many values): a thread per
+      value, accumulating in a register (blocks of :data:`THREADS`, or one block of a
+      thread per value).
 
     The partial results stay in registers, written back once (see
-    :func:`accumulates_in_global_memory`). Whether it applied: not to kernels with one
-    output, nor where an intermediate stage stays (a reduction whose result is computed
-    on), nor to sizes that are not static."""
+    :func:`accumulates_in_global_memory`). An intermediate stage that a later launch reads
+    (batch_norm's sums) stays in global memory, allocated by the host around the launches
+    (:func:`relay.backend.cuda.check_launch` with ``between_launches``). Whether it
+    applied: not to kernels with one output, nor to sizes that are not static."""
     from relay.backend.schedule.cpu import inline_producers, is_reduction
 
     root = sch.get_sblock("root")
     inline_producers(sch)
     blocks = sch.get_child_blocks(root)
     outputs = sch.get_output_blocks(root)
-    if len(outputs) < 2 or len(blocks) != len(outputs):
+    if len(outputs) < 2:
         return False
     names = [sch.get(b).name_hint for b in blocks]
     for name in names:
@@ -356,7 +358,8 @@ WHOLE_THREADS = 1024
 
 def _reduce_output(sch: Any, block: Any) -> bool:
     """One reduction of :func:`schedule_outputs`, accumulated in a register (``local``)
-    and written back by its own block inside the same launch."""
+    and written back (to an output or an intermediate buffer) by its own block inside the
+    same launch."""
     from relay.backend.runtime import tvm
 
     iter_var = tvm().tirx.IterVar
