@@ -213,6 +213,7 @@ def code_version() -> str:
         *sorted((root / "backend" / "schedule").glob("*.py")),
         root / "backend" / "lower.py",
         root / "backend" / "compiler.py",
+        root / "backend" / "cuda.py",  # (check_launch decides which GPU schedules are kept)
     ]
     for path in sources:
         h.update(path.name.encode())

@@ -140,6 +140,17 @@ def test_batch_norm_in_training_is_a_launch_per_stage() -> None:
     assert "T_sum_ptr[((int)blockIdx.x)] / 0x1.88p+8f" in squares  # the mean, from the sums
 
 
+@pytest.mark.parametrize("shape, across", [((32, 256, 56, 56), True), ((2, 300, 4, 4), False)])
+def test_long_reductions_to_many_values_reduce_across_a_block(
+    shape: tuple[int, ...], across: bool
+) -> None:
+    # 256 channels of 100,352 elements each: a block per channel (one thread each would
+    # walk a whole channel); 300 channels of 32 elements: a thread per channel
+    text = BATCH_NORM.replace("(8, 64, 7, 7)", str(shape)).replace("(64,)", f"({shape[1]},)")
+    (_, sums), *_ = kernels(built(text))
+    assert ("__shfl_down_sync" in sums) == across
+
+
 # -- on a GPU --------------------------------------------------------------------------------
 
 ON_A_GPU = pytest.mark.skipif(not relay.gpu_available(), reason="no CUDA GPU on this machine")

@@ -309,8 +309,8 @@ def schedule_outputs(sch: Any) -> bool:
     * an elementwise stage: its loops fused, one element per thread, blocks of
       :data:`THREADS` (or fewer threads, one per element);
     * a reduction to fewer values than :data:`THREADS` (a check flag reduces everything to
-      one) whose reducer TVM combines across threads (:func:`combinable`): a block per
-      value, its threads each accumulating a strided part in a register, then combined
+      one), or of :data:`THREADS` elements or more each, whose reducer TVM combines across
+      threads (:func:`combinable`): a block per value, its threads each accumulating a strided part in a register, then combined
       across the block (TVM's cross-thread reduction: warp shuffles, then shared memory);
       a single value gets a block of :data:`WHOLE_THREADS`;
     * any other reduction (relay's NaN-propagating ``max``, many values): a thread per
@@ -376,7 +376,13 @@ def _reduce_output(sch: Any, block: Any) -> bool:
     outputs = 1
     for lp in spatial:
         outputs *= int(sch.get(lp).extent)
-    across = outputs < THREADS and combinable(sch.get(block))
+    length = 1
+    for lp in reduced:
+        length *= int(sch.get(lp).extent)
+    # across a block: few values, or long reductions (batch_norm's sums over 256 channels
+    # of 32 x 56 x 56: a thread each would walk 100,352 elements, its neighbours a plane
+    # away)
+    across = (outputs < THREADS or length >= THREADS) and combinable(sch.get(block))
     writeback = sch.cache_write(block, 0, "local")
     if not spatial:  # (above the reduction loops: inside them it would be a launch per step)
         spatial = [sch.add_unit_loop(loops[0])]
