@@ -252,12 +252,50 @@ def check_launch(name: str, func: Any, between_launches: bool = False) -> None:
     mod = tvm().IRModule({"main": func})
     for p in passes:
         mod = p(mod)
+        if p is passes[0]:
+            _check_combined(mod["main"].body)
     walk(mod["main"].body, {})
     if shared > MAX_STATIC_SHARED_BYTES:
         raise CompileError(
             f"kernel {name}: {shared} bytes of shared memory, past the "
             f"{MAX_STATIC_SHARED_BYTES} a launch may have without opting in"
         )
+
+
+def _check_combined(body: Any) -> None:
+    """Raise a ValueError where a reduction is still iterated by a thread-bound loop after
+    TVM's ``LowerCrossThreadReduction``: TVM did not combine it across the threads, and
+    each thread would keep a partial result of its own in one register (seen with a tail
+    of both the blocks and the threads of a split reduction: wrong results, no error)."""
+    from relay.backend.runtime import tvm
+
+    tirx, s_tir = tvm().tirx, tvm().s_tir
+    stack: list[tuple[Any, frozenset[Any]]] = [(body, frozenset())]
+    while stack:
+        node, threads = stack.pop()
+        if (
+            isinstance(node, tirx.For)
+            and node.kind == tirx.ForKind.THREAD_BINDING
+            and str(node.thread_binding.thread_tag).startswith("threadIdx")
+        ):
+            threads = threads | {node.loop_var}
+        if isinstance(node, s_tir.SBlockRealize) and node.block.init is not None:
+            for iv, value in zip(node.block.iter_vars, node.iter_values, strict=True):
+                if iv.iter_type != tirx.IterVar.CommReduce:
+                    continue
+                used = tirx.analysis.undefined_vars(value, [])
+                if any(any(u.same_as(t) for t in threads) for u in used):
+                    raise ValueError(
+                        f"TVM did not combine the reduction {node.block.name_hint} across "
+                        "the threads"
+                    )
+        if isinstance(node, tirx.SeqStmt):
+            stack.extend((child, threads) for child in node.seq)
+            continue
+        for attr in ("body", "block", "then_case", "else_case"):
+            child = getattr(node, attr, None)
+            if isinstance(child, tirx.Stmt):
+                stack.append((child, threads))
 
 
 def _static_bytes(buf: Any) -> int:

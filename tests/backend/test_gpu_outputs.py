@@ -151,6 +151,52 @@ def test_long_reductions_to_many_values_reduce_across_a_block(
     assert ("__shfl_down_sync" in sums) == across
 
 
+@pytest.mark.parametrize("shape", [(4096, 1024), (1000, 1024)])
+def test_a_long_check_is_reduced_in_two_launches(shape: tuple[int, int]) -> None:
+    # 256 blocks of partial flags (in global memory between the launches), then one block
+    # combining them; a tail of each part's threads guarded (4,000 elements a part)
+    exe = built(DIVIDE.replace("(64, 100)", str(shape)))
+    assert len(launches(exe)) == 3
+    (_, _), (part_threads, parts), (last_threads, last) = kernels(exe)
+    assert (part_threads, last_threads) == (256, 1024)
+    assert "check0_rf_ptr[((int)blockIdx.x)] =" in parts and "__shfl_down_sync" in parts
+    assert "check0_rf_ptr[((int)threadIdx.x)]" in last and "check0_ptr[0] =" in last
+    if shape == (1000, 1024):
+        assert "< 125)" in parts  # (4,000 = 125 warps of 32)
+
+
+def test_a_long_check_that_is_not_whole_parts_is_one_block() -> None:
+    # 1,001,000 elements: with a tail of the parts and of their threads, TVM did not
+    # combine the partial flags across the threads (each thread kept its own): one block
+    (_, _), (threads, flag) = kernels(built(DIVIDE.replace("(64, 100)", "(1000, 1001)")))
+    assert threads == 1024 and "__shfl_down_sync" in flag
+
+
+def test_a_reduction_tvm_leaves_uncombined_is_refused() -> None:
+    # split in 256 parts with a tail, each part's threads with a tail too: TVM's
+    # LowerCrossThreadReduction leaves each thread its own partial flag (no error, wrong
+    # results); check_launch refuses the schedule
+    import tvm
+
+    from relay.backend.cuda import check_launch
+    from relay.backend.lower import lower_primitive
+    from relay.backend.schedule.cpu import Unchecked
+    from relay.testing.lowering import primitive_op_function
+
+    x = np.ones((1000, 1001), np.int32)
+    lowered = lower_primitive(primitive_op_function("floor_divide", (x, x), {}), target="cuda")
+    sch = Unchecked(tvm.s_tir.Schedule(lowered.prim_func.with_attr("target", SM90.tvm_target())))
+    block = sch.get_sblock("check0")
+    _, c0, c1 = sch.get_loops(block)
+    parts, _ = sch.split(sch.fuse(c0, c1), [256, None])
+    partial = sch.rfactor(parts, factor_axis=0)
+    part, _, inner = sch.get_loops(partial)
+    sch.bind(part, "blockIdx.x")
+    sch.bind(sch.split(inner, [None, 256])[1], "threadIdx.x")
+    with pytest.raises(ValueError, match="did not combine the reduction check0_rf"):
+        check_launch("k", sch.mod["main"], between_launches=True)
+
+
 # -- on a GPU --------------------------------------------------------------------------------
 
 ON_A_GPU = pytest.mark.skipif(not relay.gpu_available(), reason="no CUDA GPU on this machine")
@@ -169,6 +215,12 @@ def test_checks_on_the_gpu_pass_and_fail_as_on_the_cpu() -> None:
     y[63, 99] = 0
     with pytest.raises(relay.ExecutionError, match="integer division by zero"):
         divide(x, y)
+    long = relay.build(relay.parse(DIVIDE.replace("(64, 100)", "(1000, 1001)")), target="cuda")
+    x, y = _ints((1000, 1001), 11), _ints((1000, 1001), 12, 1, 50)
+    np.testing.assert_array_equal(long(x, y).numpy(), x // y)
+    y[999, 1000] = 0
+    with pytest.raises(relay.ExecutionError, match="integer division by zero"):
+        long(x, y)
     take = relay.build(relay.parse(TAKE), target="cuda")
     t = np.arange(16000, dtype=np.float32).reshape(1000, 16)
     i = _ints((37,), 2, 0, 1000)

@@ -351,6 +351,14 @@ def schedule_outputs(sch: Any) -> bool:
     return True
 
 
+SPLIT_FROM = 1 << 18
+"""Elements from which :func:`schedule_outputs` reduces a whole tensor to one value in two
+launches: :data:`PARTS` blocks, then one (a single block, one multiprocessor, read the
+whole tensor), when they are a multiple of :data:`PARTS`."""
+
+PARTS = 256
+"""The partial results of a whole reduction of :data:`SPLIT_FROM` elements or more."""
+
 WHOLE_THREADS = 1024
 """Threads of the one block that reduces a whole tensor to one value in
 :func:`schedule_outputs` (a check flag): the most a block may have."""
@@ -364,8 +372,8 @@ def _reduce_output(sch: Any, block: Any) -> bool:
 
     iter_var = tvm().tirx.IterVar
     loops = sch.get_loops(block)
-    kinds = [iv.iter_type for iv in sch.get(block).iter_vars]
-    if len(loops) != len(kinds):
+    kinds = _loop_kinds(sch, block)
+    if kinds is None or len(loops) != len(kinds):
         return False
     spatial = [lp for lp, k in zip(loops, kinds, strict=True) if k == iter_var.DataPar]
     reduced = [lp for lp, k in zip(loops, kinds, strict=True) if k == iter_var.CommReduce]
@@ -383,6 +391,14 @@ def _reduce_output(sch: Any, block: Any) -> bool:
     # of 32 x 56 x 56: a thread each would walk 100,352 elements, its neighbours a plane
     # away)
     across = (outputs < THREADS or length >= THREADS) and combinable(sch.get(block))
+    if across and outputs == 1 and length >= SPLIT_FROM and length % PARTS == 0:
+        # in two launches: PARTS blocks of partial results (``rfactor``), then one block
+        # combining them. Whole parts only: with a tail of the parts as well as of each
+        # part's threads, TVM left the partial reduction per thread, uncombined (wrong)
+        red = sch.fuse(*reduced) if len(reduced) > 1 else reduced[0]
+        parts, _ = sch.split(red, [PARTS, None])
+        partial = sch.rfactor(parts, factor_axis=0)
+        return _reduce_output(sch, partial) and _reduce_output(sch, block)
     writeback = sch.cache_write(block, 0, "local")
     if not spatial:  # (above the reduction loops: inside them it would be a launch per step)
         spatial = [sch.add_unit_loop(loops[0])]
@@ -401,6 +417,44 @@ def _reduce_output(sch: Any, block: Any) -> bool:
     sch.bind(tx, "threadIdx.x")
     sch.reverse_compute_at(writeback, tx)
     return True
+
+
+def _loop_kinds(sch: Any, block: Any) -> list[int] | None:
+    """The kind of each loop around ``block`` (spatial or reduction), outermost first, from
+    the iterators its bindings read (an ``rfactor``'s final block lists its iterators in
+    another order than its loops); None where a loop feeds both kinds."""
+    from relay.backend.runtime import tvm
+
+    tirx, s_tir = tvm().tirx, tvm().s_tir
+    stmt = sch.get(block)
+    realize = None
+    stack: list[Any] = [sch.mod["main"].body]
+    while stack and realize is None:
+        node = stack.pop()
+        if isinstance(node, s_tir.SBlockRealize) and node.block.same_as(stmt):
+            realize = node
+            break
+        if isinstance(node, tirx.SeqStmt):
+            stack.extend(node.seq)
+            continue
+        for attr in ("body", "block"):
+            child = getattr(node, attr, None)
+            if isinstance(child, tirx.Stmt):
+                stack.append(child)
+    if realize is None:
+        return None
+    uses = [
+        (iv.iter_type, tirx.analysis.undefined_vars(value, []))
+        for iv, value in zip(stmt.iter_vars, realize.iter_values, strict=True)
+    ]
+    kinds = []
+    for loop in sch.get_loops(block):
+        var = sch.get(loop).loop_var
+        found = {kind for kind, used in uses if any(u.same_as(var) for u in used)}
+        if len(found) > 1:
+            return None
+        kinds.append(found.pop() if found else tirx.IterVar.DataPar)
+    return kinds
 
 
 def combinable(block: Any) -> bool:
