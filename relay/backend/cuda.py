@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,27 @@ def check_launch(name: str, func: Any, between_launches: bool = False) -> None:
         )
 
 
+def thread_scoped(body: Any) -> Iterator[tuple[Any, frozenset[Any]]]:
+    """Every statement of ``body`` with the thread-bound loops (``For`` nodes bound to a
+    block or thread index) around it."""
+    from relay.backend.runtime import tvm
+
+    tirx = tvm().tirx
+    stack: list[tuple[Any, frozenset[Any]]] = [(body, frozenset())]
+    while stack:
+        node, bound = stack.pop()
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.THREAD_BINDING:
+            bound = bound | {node}
+        yield node, bound
+        if isinstance(node, tirx.SeqStmt):
+            stack.extend((child, bound) for child in node.seq)
+            continue
+        for attr in ("body", "block", "then_case", "else_case"):
+            child = getattr(node, attr, None)
+            if isinstance(child, tirx.Stmt):
+                stack.append((child, bound))
+
+
 def _check_combined(body: Any) -> None:
     """Raise a ValueError where a reduction is still iterated by a thread-bound loop after
     TVM's ``LowerCrossThreadReduction``: TVM did not combine it across the threads, and
@@ -270,32 +292,18 @@ def _check_combined(body: Any) -> None:
     from relay.backend.runtime import tvm
 
     tirx, s_tir = tvm().tirx, tvm().s_tir
-    stack: list[tuple[Any, frozenset[Any]]] = [(body, frozenset())]
-    while stack:
-        node, threads = stack.pop()
-        if (
-            isinstance(node, tirx.For)
-            and node.kind == tirx.ForKind.THREAD_BINDING
-            and str(node.thread_binding.thread_tag).startswith("threadIdx")
-        ):
-            threads = threads | {node.loop_var}
-        if isinstance(node, s_tir.SBlockRealize) and node.block.init is not None:
-            for iv, value in zip(node.block.iter_vars, node.iter_values, strict=True):
-                if iv.iter_type != tirx.IterVar.CommReduce:
-                    continue
-                used = tirx.analysis.undefined_vars(value, [])
-                if any(any(u.same_as(t) for t in threads) for u in used):
-                    raise ValueError(
-                        f"TVM did not combine the reduction {node.block.name_hint} across "
-                        "the threads"
-                    )
-        if isinstance(node, tirx.SeqStmt):
-            stack.extend((child, threads) for child in node.seq)
+    for node, bound in thread_scoped(body):
+        if not isinstance(node, s_tir.SBlockRealize) or node.block.init is None:
             continue
-        for attr in ("body", "block", "then_case", "else_case"):
-            child = getattr(node, attr, None)
-            if isinstance(child, tirx.Stmt):
-                stack.append((child, threads))
+        threads = [f.loop_var for f in bound if str(f.thread_binding.thread_tag)[:9] == "threadIdx"]
+        for iv, value in zip(node.block.iter_vars, node.iter_values, strict=True):
+            used = tirx.analysis.undefined_vars(value, [])
+            if iv.iter_type == tirx.IterVar.CommReduce and any(
+                u.same_as(t) for u in used for t in threads
+            ):
+                raise ValueError(
+                    f"TVM did not combine the reduction {node.block.name_hint} across the threads"
+                )
 
 
 def _static_bytes(buf: Any) -> int:

@@ -187,39 +187,31 @@ def accumulates_in_global_memory(func: Any) -> bool:
     within a thread: a reduction block writing global memory whose reduction is iterated
     by a loop not bound to threads (or has no reduction loop left, its epilogue folded into
     it, as dlight's ``Fallback`` does), rather than in registers or across threads."""
+    from relay.backend.cuda import thread_scoped
     from relay.backend.runtime import tvm
 
     tirx, s_tir = tvm().tirx, tvm().s_tir
     undefined = tirx.analysis.undefined_vars
     reduce_kind = tirx.IterVar.CommReduce
-    stack: list[tuple[Any, frozenset[Any]]] = [(func.body, frozenset())]  # (stmt, thread vars)
-    while stack:
-        node, threads = stack.pop()
-        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.THREAD_BINDING:
-            threads = threads | {node.loop_var}
-        if isinstance(node, s_tir.SBlockRealize):
-            block = node.block
-            read = [r.source for r in block.reads]
-            writes_global = [w.source for w in block.writes if str(w.source.scope()) == "global"]
-            reduces = [
-                value
-                for iv, value in zip(block.iter_vars, node.iter_values, strict=True)
-                if iv.iter_type == reduce_kind
-            ]
-            reducing = block.init is not None or any(
-                buf.same_as(r) for buf in writes_global for r in read
-            )
-            if writes_global and reducing:
-                serial = [v for value in reduces for v in undefined(value) if v not in threads]
-                if serial or not reduces:
-                    return True
-        if isinstance(node, tirx.SeqStmt):
-            stack.extend((child, threads) for child in node.seq)
+    for node, bound in thread_scoped(func.body):
+        if not isinstance(node, s_tir.SBlockRealize):
             continue
-        for attr in ("body", "block", "then_case", "else_case"):
-            child = getattr(node, attr, None)
-            if isinstance(child, tirx.Stmt):
-                stack.append((child, threads))
+        threads = {f.loop_var for f in bound}
+        block = node.block
+        read = [r.source for r in block.reads]
+        writes_global = [w.source for w in block.writes if str(w.source.scope()) == "global"]
+        reduces = [
+            value
+            for iv, value in zip(block.iter_vars, node.iter_values, strict=True)
+            if iv.iter_type == reduce_kind
+        ]
+        reducing = block.init is not None or any(
+            buf.same_as(r) for buf in writes_global for r in read
+        )
+        if writes_global and reducing:
+            serial = [v for value in reduces for v in undefined(value) if v not in threads]
+            if serial or not reduces:
+                return True
     return False
 
 
@@ -423,24 +415,19 @@ def _loop_kinds(sch: Any, block: Any) -> list[int] | None:
     """The kind of each loop around ``block`` (spatial or reduction), outermost first, from
     the iterators its bindings read (an ``rfactor``'s final block lists its iterators in
     another order than its loops); None where a loop feeds both kinds."""
+    from relay.backend.cuda import thread_scoped
     from relay.backend.runtime import tvm
 
     tirx, s_tir = tvm().tirx, tvm().s_tir
     stmt = sch.get(block)
-    realize = None
-    stack: list[Any] = [sch.mod["main"].body]
-    while stack and realize is None:
-        node = stack.pop()
-        if isinstance(node, s_tir.SBlockRealize) and node.block.same_as(stmt):
-            realize = node
-            break
-        if isinstance(node, tirx.SeqStmt):
-            stack.extend(node.seq)
-            continue
-        for attr in ("body", "block"):
-            child = getattr(node, attr, None)
-            if isinstance(child, tirx.Stmt):
-                stack.append(child)
+    realize = next(
+        (
+            node
+            for node, _ in thread_scoped(sch.mod["main"].body)
+            if isinstance(node, s_tir.SBlockRealize) and node.block.same_as(stmt)
+        ),
+        None,
+    )
     if realize is None:
         return None
     uses = [
