@@ -290,6 +290,21 @@ class Executable:
             compare_with_interpreter(self, args, result)
         return result
 
+    def matched(self, args: Sequence[Any]) -> Callable[..., Any] | None:
+        """The executor's own runner of a function's fast path for arguments like ``args``
+        (numpy arrays, :func:`relay.frontend.function.remember_fast`), where their dtypes
+        and shapes are exactly the parameters' in a graph program on the CPU
+        (:meth:`GraphExecutor.matched_runner`: it checks only their layout); else None."""
+        graph = self.graph
+        if (
+            isinstance(graph, GraphExecutor)
+            and self.device_plan is None
+            and self._flat_params
+            and graph.matches(args)
+        ):
+            return graph.matched_runner()
+        return None
+
     def _device_graph(self) -> Any:
         """The executor of a GPU program on this machine's GPU (made at the first call)."""
         found = self._on_device

@@ -48,9 +48,10 @@ from typing import Any
 
 import numpy as np
 
+from relay import flags
 from relay.backend.compiler import KernelLibrary, compile_functions
 from relay.backend.lower import flatten_type, shape_variables, static_shape
-from relay.backend.runtime import ALIGNMENT, aligned_empty, numpy_dtype, passable
+from relay.backend.runtime import ALIGNMENT, NOT_MATCHED, aligned_empty, numpy_dtype, passable
 from relay.backend.target import Target
 from relay.errors import CompileError, TypeCheckError
 from relay.ir.dim import dim_str, evaluate, parse_dim
@@ -506,11 +507,14 @@ class GraphExecutor:
                 step, kernel, template, _aligned_copy, lambda: aligned_empty((1,), np.int32), sizes
             )
             self._steps.append((kernel.func, args, checked))
+        self._views = [step for step in self._steps if step[0] is None]  # made at each call
+        self._driver = self._driver_call(library, template, sizes)
         # (slot, shape, dtype, empty): an empty argument is always staged (compact strides)
         self._inputs = [
             (slot, self._shapes[slot], self._dtypes[slot], 0 in self._shapes[slot])
             for slot in plan.input_slots
         ]
+        self._staged_always = any(empty for _, _, _, empty in self._inputs)
         # aligned buffers that the arguments a kernel cannot take (see passable) are copied into
         self._staging: dict[int, Array] = {}
         results = _flat(plan.result)
@@ -534,6 +538,49 @@ class GraphExecutor:
             else None
         )
         self._lock = threading.Lock()
+
+    def _driver_call(
+        self, library: KernelLibrary, template: list[Any], sizes: Sequence[int]
+    ) -> tuple[Any, list[Any], list[tuple[int, int]]] | None:
+        """How this plan runs through a graph driver (:mod:`relay.backend.driver`): the
+        driver, its arguments with the buffers that never change in place (TVM tensors
+        made once), and the (argument, slot) pairs filled at each call. A plan of one kernel
+        calls it directly. None for a plan of symbolic sizes, with run-time checks, or with
+        kernels that do not all run on this CPU."""
+        steps = [s for s in self.plan.steps if not s.is_alias]
+        calls = [(func, idx, checked) for func, idx, checked in self._steps if func is not None]
+        if (
+            not calls
+            or sizes
+            or any(checked is not None for _, _, checked in calls)
+            or any(library.kernels[s.kernel].device != "cpu" for s in steps)
+        ):
+            return None
+        from relay.backend.driver import driver_arguments, make_driver
+
+        module = getattr(library.module, "mod", library.module)
+        if not all(module.implements_function(s.kernel, True) for s in steps):
+            return None  # (kernels that are not TVM functions of the library: VTA's layers)
+        if len(calls) == 1 and len(set(calls[0][1])) == len(calls[0][1]):
+            run, slots = calls[0][0], list(calls[0][1])
+        else:
+            symbols = [(s.kernel, idx) for s, (_, idx, _) in zip(steps, calls, strict=True)]
+            run, slots = make_driver(symbols, library.module)
+        assert slots == driver_arguments([idx for _, idx, _ in calls])
+        from_dlpack = _from_dlpack()
+        args: list[Any] = []
+        fill: list[tuple[int, int]] = []
+        for k, slot in enumerate(slots):
+            value = template[slot]
+            if value is None:  # an input, a result, or a view of one: given at each call
+                fill.append((k, slot))
+                args.append(None)
+                continue
+            try:
+                args.append(from_dlpack(value, require_alignment=0))
+            except Exception:  # (read-only: converted at each call, as the loop does)
+                args.append(value)
+        return run, args, fill
 
     def _chunk(self) -> Array:
         """A buffer for one call's results: a recycled one nobody else holds, or a new one.
@@ -566,19 +613,153 @@ class GraphExecutor:
                 if empty or not passable(a):
                     a = self._stage(slot, a)
                 slots[slot] = a
-            if self._small is not None:
-                for slot, shape, dtype in self._small:
-                    slots[slot] = np.empty(shape, dtype)
-            elif self._fresh:
-                chunk = self._chunk()
-                for slot, off, n, dtype, shape in self._fresh:
-                    if n:
-                        slots[slot] = chunk[off : off + n].view(dtype).reshape(shape)
-                    else:
-                        slots[slot] = aligned_empty(shape, dtype)
-                self._recycle.append((chunk.base if chunk.base is not None else chunk, chunk))
-                if len(self._recycle) > 4:
-                    del self._recycle[0]
+            return self._execute(slots)
+
+    def run_matched(self, flat: Sequence[Any], what: str = "the function") -> Any:
+        """:meth:`run_flat` for arguments that the caller has matched to the parameters'
+        dtypes and shapes (a function's fast path, :func:`relay.frontend.function.fast_call`):
+        only whether the kernels can take them as they are is checked here."""
+        if self._staged_always:
+            return self.run_flat(flat, what)
+        slots = list(self._template)
+        for (slot, _, _, _), a in zip(self._inputs, flat, strict=True):
+            if type(a) is not np.ndarray or not passable(a):
+                return self.run_flat(flat, what)
+            slots[slot] = a
+        with self._lock:
+            return self._execute(slots)
+
+    def matched_runner(self) -> Callable[..., Any]:
+        """The runner of a function's fast path (:func:`relay.frontend.function.fast_call`)
+        for arguments matched to the parameters' dtypes and shapes: it returns
+        :data:`~relay.backend.runtime.NOT_MATCHED` for anything but numpy arrays (the call
+        then takes the full path), and runs the rest with :meth:`run_matched`, or where the
+        plan allows with a leaner function doing the same (:meth:`_lean_runner`)."""
+        lean = self._lean_runner()
+        if lean is not None:
+            return lean
+        generic = self.run_matched
+        ndarray = np.ndarray
+
+        def run(*flat: Any) -> Any:
+            for a in flat:
+                if type(a) is not ndarray:
+                    return NOT_MATCHED
+            if flags.get().checks:  # (the executable compares with the interpreter)
+                return NOT_MATCHED
+            return generic(flat)
+
+        return run
+
+    def _lean_runner(self) -> Callable[..., Any] | None:
+        """For a plan run by its driver whose results are all small and written by its
+        kernels: a runner of a few Python operations a call, which checks the arguments'
+        dtypes and shapes itself (it is *exact*: a function tries it before hashing the
+        arguments' types, :func:`relay.frontend.function.fast_call`). Those operations
+        count: the kernels stream their data through the caches between calls, and the
+        interpreter's own data and code come back from memory each time (on mlp_infer_b1,
+        ~4 us of Python measured alone took 34 between the calls).
+
+        An argument passed again in the next call (a model's weights) keeps the TVM tensor
+        made of it for that call (a DLPack export and import, ~1 us each there), until a
+        call passes another array in its place: the tensor holds the array, and is used only
+        for that very array, still C-contiguous."""
+        driver = self._driver
+        if driver is None or self._staged_always or self._views or self._copied or not self._small:
+            return None
+        run, fixed, fill = driver
+        slot_of_input = {slot: i for i, (slot, _, _, _) in enumerate(self._inputs)}
+        result_index = {slot: j for j, (slot, _, _) in enumerate(self._small)}
+        inputs_at = [(k, slot_of_input[s]) for k, s in fill if s in slot_of_input]
+        results_at = [(k, result_index[s]) for k, s in fill if s in result_index]
+        if len(inputs_at) + len(results_at) != len(fill) or len(results_at) != len(result_index):
+            return None
+        used = {i for _, i in inputs_at}
+        expected = [(shape, dtype) for _, shape, dtype, _ in self._inputs]
+        unused = [(i, *expected[i]) for i in range(len(self._inputs)) if i not in used]
+        arity = len(self._inputs)
+        small = [(shape, dtype) for _, shape, dtype in self._small]
+        structure = self.plan.result
+        single = len(small) == 1 and structure == self._small[0][0]
+        results = {slot: j for slot, j in result_index.items()}
+        lock = self._lock
+        generic = self.run_matched
+        ndarray = np.ndarray
+        empty = np.empty
+        current = flags.get
+        from_dlpack = _from_dlpack()
+        # per input: the array and its tensor kept for the next call (or None, None), and
+        # the id of the last call's array
+        kept: list[tuple[Any, Any, int]] = [(None, None, 0)] * len(inputs_at)
+        entries = [(k, i, j, *expected[i]) for j, (k, i) in enumerate(inputs_at)]
+
+        def lean(*flat: Any) -> Any:
+            if len(flat) != arity or current().checks:  # (checks: the executable's call
+                return NOT_MATCHED  # compares with the interpreter)
+            for i, shape, dtype in unused:
+                a = flat[i]
+                if type(a) is not ndarray or a.shape != shape or a.dtype != dtype:
+                    return NOT_MATCHED
+            args = fixed.copy()
+            for k, i, j, shape, dtype in entries:
+                a = flat[i]
+                if (
+                    type(a) is not ndarray
+                    or a.shape != shape
+                    or (a.dtype is not dtype and a.dtype != dtype)
+                ):
+                    return NOT_MATCHED
+                f = a.flags
+                held, tensor, last = kept[j]
+                if held is a and f.c_contiguous:
+                    args[k] = tensor
+                    continue
+                if not (f.c_contiguous and f.writeable and f.aligned):
+                    return generic(flat)
+                ident = id(a)
+                if last == ident:  # (by its id: the same array twice in a row, most likely)
+                    tensor = from_dlpack(a, require_alignment=0)
+                    kept[j] = (a, tensor, ident)
+                    args[k] = tensor
+                else:
+                    kept[j] = (None, None, ident)
+                    args[k] = a
+            outs = [empty(shape, dtype) for shape, dtype in small]
+            for k, j in results_at:
+                args[k] = outs[j]
+            with lock:
+                run(*args)
+            if single:
+                return outs[0]
+            return _build(structure, _SlotView(results, outs))
+
+        lean.exact = True  # type: ignore[attr-defined]
+        return lean
+
+    def matches(self, flat: Sequence[Any]) -> bool:
+        """Whether ``flat`` are numpy arrays of exactly the parameters' dtypes and shapes."""
+        return len(flat) == len(self._inputs) and all(
+            type(a) is np.ndarray and a.dtype == dtype and a.shape == shape
+            for a, (_, shape, dtype, _) in zip(flat, self._inputs, strict=True)
+        )
+
+    def _execute(self, slots: list[Any]) -> Any:
+        """Run the steps on ``slots`` (the template with the inputs set; under the lock)."""
+        if self._small is not None:
+            for slot, shape, dtype in self._small:
+                slots[slot] = np.empty(shape, dtype)
+        elif self._fresh:
+            chunk = self._chunk()
+            for slot, off, n, dtype, shape in self._fresh:
+                if n:
+                    slots[slot] = chunk[off : off + n].view(dtype).reshape(shape)
+                else:
+                    slots[slot] = aligned_empty(shape, dtype)
+            self._recycle.append((chunk.base if chunk.base is not None else chunk, chunk))
+            if len(self._recycle) > 4:
+                del self._recycle[0]
+        driver = self._driver
+        if driver is None:
             for func, idx, checked in self._steps:
                 if func is None:
                     slots[idx[1]] = slots[idx[0]].reshape(checked)
@@ -586,6 +767,14 @@ class GraphExecutor:
                 func(*[slots[i] for i in idx])
                 if checked is not None:
                     checked[0].raise_failed(checked[1])
+        else:
+            run, fixed, fill = driver
+            for _, idx, shape in self._views:
+                slots[idx[1]] = slots[idx[0]].reshape(shape)
+            args = list(fixed)
+            for k, slot in fill:
+                args[k] = slots[slot]
+            run(*args)
         for s in self._copied:
             slots[s] = np.array(slots[s], copy=True)
         return _build(self.plan.result, slots)
@@ -618,6 +807,24 @@ class GraphExecutor:
             (step.kernel, sorted(t)[len(t) // 2] * 1e3)
             for step, t in zip(kernels, [t for t in times if t], strict=True)
         ]
+
+
+class _SlotView:
+    """Results by slot, for :func:`_build` (the lean runner's results)."""
+
+    def __init__(self, index: dict[int, int], outs: list[Any]) -> None:
+        self._index = index
+        self._outs = outs
+
+    def __getitem__(self, slot: int) -> Any:
+        return self._outs[self._index[slot]]
+
+
+def _from_dlpack() -> Callable[..., Any]:
+    import tvm_ffi
+
+    from_dlpack: Callable[..., Any] = tvm_ffi.from_dlpack
+    return from_dlpack
 
 
 def kernel_call(
@@ -658,7 +865,7 @@ def _chunk_layout(sizes: list[int]) -> tuple[list[int], int]:
     return offsets, total
 
 
-def _build(s: Structure, slots: list[Any]) -> Any:
+def _build(s: Structure, slots: list[Any] | _SlotView) -> Any:
     if isinstance(s, int):
         return slots[s]
     return tuple(_build(f, slots) for f in s)

@@ -30,6 +30,18 @@ Array = np.ndarray[Any, np.dtype[Any]]
 _tvm: Any = None
 
 
+class _NotMatched:
+    """The type of :data:`NOT_MATCHED`."""
+
+    def __repr__(self) -> str:
+        return "NOT_MATCHED"
+
+
+NOT_MATCHED: Any = _NotMatched()
+"""What a function's fast-path runner returns when the arguments are not what it takes
+(:func:`relay.frontend.function.fast_call`): the call then takes the full path."""
+
+
 def available_cores() -> int:
     """The number of CPUs this process may run on."""
     try:

@@ -57,7 +57,7 @@ class Derivative:
         self.__name__ = f"{fn.__name__}_{kind}"
         self._cache: dict[int, tuple[_Compiled, Module, GlobalVar, dict[str, Any]]] = {}
         # compiled graph executables by the arguments' (dtype, shape): the call's fast path
-        self._fast: dict[tuple[object, ...], Any] = {}
+        self._fast: dict[Any, Any] = {}
 
     @property
     def tangent_params(self) -> tuple[int, ...]:
@@ -150,11 +150,12 @@ class Derivative:
         return self._run(args, kwargs, compiled=True)
 
     def _run(self, args: tuple[object, ...], kwargs: dict[str, object], compiled: bool) -> object:
+        from relay.backend.runtime import NOT_MATCHED
         from relay.frontend.function import fast_call, remember_fast, run_compiled, run_global
 
         if compiled and not kwargs:
-            done, result = fast_call(self._fast, args)
-            if done:
+            result = fast_call(self._fast, args)
+            if result is not NOT_MATCHED:
                 return result
         n = self.fn.arity
         if self.kind == "jvp":

@@ -27,6 +27,7 @@ from typing import Any as _Any
 
 import numpy as np
 
+from relay.backend.runtime import NOT_MATCHED
 from relay.errors import ExecutionError, FrontendError, TypeCheckError
 from relay.frontend.adt import (
     PRELUDE_CLASSES,
@@ -293,7 +294,7 @@ class RelayFunction:
         self._compiled: dict[Signature, _Compiled] = {}
         # (dtype, shape) of each array argument -> the compiled executable for them: the
         # call path that skips specialisation and conversion once a signature is known
-        self._fast: dict[tuple[object, ...], _Any] = {}
+        self._fast: dict[_Any, _Any] = {}
         self._last: _Compiled | None = None
         self._param_types: tuple[Type | None, ...] | None = None
         self._ret_type: Type | None = None
@@ -501,17 +502,22 @@ class RelayFunction:
     def __call__(self, *args: object, **kwargs: object) -> object:
         """Run compiled (built for this CPU on the first call with these argument types,
         then cached); programs the compiled backend cannot run yet go to the interpreter."""
-        if kwargs:
+        if not kwargs:
+            last = self._fast.get(None)  # (fast_call's first try, without its frame)
+            if last is not None:
+                result = last(*args)
+                if result is not NOT_MATCHED:
+                    return result
+            result = fast_call(self._fast, args, tried=last)
+            if result is not NOT_MATCHED:
+                return result
+        else:
             args = self._bind(args, dict(kwargs))
         lazy = sys.modules.get("relay.lazy.tensor")
         if lazy is not None and any(isinstance(a, lazy.Tensor) for a in args):
             from relay.lazy.calls import record_call
 
             return record_call(self, args)
-        if not kwargs:
-            done, result = fast_call(self._fast, args)
-            if done:
-                return result
         c = self._compiled_for(args)
         values = [self._argument(c, i, a) for i, a in enumerate(args)]
         result = run_compiled(c.runtime, c.module, c.global_var, values, self.__name__, c.classes)
@@ -593,33 +599,68 @@ def run_global(
     return to_python(interp.call(interp.global_closure(gv), values), classes)
 
 
-def fast_call(
-    fast: dict[tuple[object, ...], _Any], args: tuple[object, ...]
-) -> tuple[bool, object]:
-    """The call's fast path: ``(True, result)`` when arrays of these dtypes and shapes ran
-    compiled before (``fast`` maps their ``(dtype, shape)`` to the executable's runner), else
-    ``(False, None)`` and the caller takes the full path (specialisation, conversions)."""
+def fast_call(fast: dict[_Any, _Any], args: tuple[object, ...], tried: _Any = None) -> object:
+    """The call's fast path: the result when numpy arrays of these dtypes and shapes ran
+    compiled before (``fast`` maps their ``(dtype, shape)`` to the runner made for them by
+    :func:`remember_fast`), else :data:`~relay.backend.runtime.NOT_MATCHED` and the caller
+    takes the full path (lazy tensors, specialisation, conversions). A runner returns
+    NOT_MATCHED itself for arguments other than numpy arrays that have the same dtypes and
+    shapes (lazy tensors have them).
+
+    The last runner that checks the dtypes and shapes itself (its ``exact`` attribute) is
+    tried first, under the key None: building and hashing the key costs ~1 us a call, and
+    much more after kernels that stream their data through the caches. (``tried``: that
+    runner, already tried by the caller.)"""
+    last = fast.get(None)
+    if last is not None and last is not tried:
+        result = last(*args)
+        if result is not NOT_MATCHED:
+            return result
     try:
         key = tuple([(a.dtype, a.shape) for a in args])  # type: ignore[attr-defined]
     except AttributeError:
-        return False, None
-    exe = fast.get(key)
-    if exe is not None:
-        try:
-            return True, exe(*args)
-        except TypeCheckError:
-            pass
-    return False, None
+        return NOT_MATCHED
+    runner = fast.get(key)
+    if runner is None or runner is last:
+        return NOT_MATCHED
+    result = runner(*args)
+    if result is not NOT_MATCHED and getattr(runner, "exact", False):
+        fast[None] = runner
+    return result
 
 
 def remember_fast(
-    fast: dict[tuple[object, ...], _Any], holder: dict[str, _Any], args: tuple[object, ...]
+    fast: dict[_Any, _Any], holder: dict[str, _Any], args: tuple[object, ...]
 ) -> None:
     """After a full call: arguments that are all numpy arrays take the fast path next time
-    when the program ran compiled (the runner kept in ``holder`` by :func:`run_compiled`)."""
+    when the program ran compiled (the runner kept in ``holder`` by :func:`run_compiled`;
+    an executable's own for these arguments, :meth:`relay.backend.build.Executable.matched`,
+    where it has one)."""
     runner = holder.get("fast")
-    if runner is not None and all(type(a) is np.ndarray for a in args):
-        fast[tuple([(a.dtype, a.shape) for a in args])] = runner  # type: ignore[attr-defined]
+    if runner is None or not all(type(a) is np.ndarray for a in args):
+        return
+    matched = getattr(runner, "matched", None)
+    own = matched(args) if matched is not None else None
+    key = tuple([(a.dtype, a.shape) for a in args])  # type: ignore[attr-defined]
+    fast[key] = own if own is not None else _numpy_only(runner)
+    if getattr(own, "exact", False):
+        fast[None] = own
+
+
+def _numpy_only(runner: Callable[..., _Any]) -> Callable[..., _Any]:
+    """``runner`` for numpy arrays only (anything else, or a TypeCheckError: NOT_MATCHED)."""
+    ndarray = np.ndarray
+
+    def run(*args: object) -> object:
+        for a in args:
+            if type(a) is not ndarray:
+                return NOT_MATCHED
+        try:
+            return runner(*args)
+        except TypeCheckError:
+            return NOT_MATCHED
+
+    return run
 
 
 def run_compiled(
