@@ -660,10 +660,12 @@ class GraphExecutor:
         interpreter's own data and code come back from memory each time (on mlp_infer_b1,
         ~4 us of Python measured alone took 34 between the calls).
 
-        An argument passed again in the next call (a model's weights) keeps the TVM tensor
-        made of it for that call (a DLPack export and import, ~1 us each there), until a
-        call passes another array in its place: the tensor holds the array, and is used only
-        for that very array, still C-contiguous."""
+        The arguments are not kept from one call to the next as TVM tensors, though that
+        saved ~1 us each on mlp_infer_b1 (2-3% of the call): an array reallocated in place
+        (``resize(refcheck=False)``) would leave the tensor pointing at freed memory, and
+        checking its data pointer costs ~1 us; and holding the arrays would keep a model's
+        weights alive after the caller dropped them, and forbid resizing them or closing a
+        memory map under them."""
         driver = self._driver
         if driver is None or self._staged_always or self._views or self._copied or not self._small:
             return None
@@ -687,11 +689,7 @@ class GraphExecutor:
         ndarray = np.ndarray
         empty = np.empty
         current = flags.get
-        from_dlpack = _from_dlpack()
-        # per input: the array and its tensor kept for the next call (or None, None), and
-        # the id of the last call's array
-        kept: list[tuple[Any, Any, int]] = [(None, None, 0)] * len(inputs_at)
-        entries = [(k, i, j, *expected[i]) for j, (k, i) in enumerate(inputs_at)]
+        entries = [(k, i, *expected[i]) for k, i in inputs_at]
 
         def lean(*flat: Any) -> Any:
             if len(flat) != arity or current().checks:  # (checks: the executable's call
@@ -701,7 +699,7 @@ class GraphExecutor:
                 if type(a) is not ndarray or a.shape != shape or a.dtype != dtype:
                     return NOT_MATCHED
             args = fixed.copy()
-            for k, i, j, shape, dtype in entries:
+            for k, i, shape, dtype in entries:
                 a = flat[i]
                 if (
                     type(a) is not ndarray
@@ -710,20 +708,9 @@ class GraphExecutor:
                 ):
                     return NOT_MATCHED
                 f = a.flags
-                held, tensor, last = kept[j]
-                if held is a and f.c_contiguous:
-                    args[k] = tensor
-                    continue
                 if not (f.c_contiguous and f.writeable and f.aligned):
                     return generic(flat)
-                ident = id(a)
-                if last == ident:  # (by its id: the same array twice in a row, most likely)
-                    tensor = from_dlpack(a, require_alignment=0)
-                    kept[j] = (a, tensor, ident)
-                    args[k] = tensor
-                else:
-                    kept[j] = (None, None, ident)
-                    args[k] = a
+                args[k] = a
             outs = [empty(shape, dtype) for shape, dtype in small]
             for k, j in results_at:
                 args[k] = outs[j]
