@@ -3,7 +3,7 @@
 All the primitive functions of a program are lowered (:mod:`relay.backend.lower`), scheduled
 for the target (:mod:`relay.backend.schedule`) and compiled in as few ``tvm.compile`` calls
 as the machine's cores can run at once (one LLVM module per call: ten kernels compile in
-0.4 s together against 0.6 s apart): matrix products at LLVM's -O3 and the rest at -O1,
+0.4 s together against 0.6 s apart): matrix products at LLVM's -O2 and the rest at -O1,
 each level's kernels spread over as many parts as there are cores (:func:`_parts`).
 The parts' modules are imported into one, which exports as one shared object.
 Structurally equal primitive functions share one kernel. The library is looked up in the
@@ -285,9 +285,16 @@ def cuda_runtime() -> bool:
 
 
 PRODUCTS = frozenset({"nn.dense", "nn.matmul", "nn.batch_matmul"})
-"""Anchors whose kernels LLVM compiles at -O3: their register-blocked loops lose ~7% at -O2
-(measured on mlp_infer_b128); every other kernel loses nothing measurable at -O1 and
-compiles faster (a 3x3 convolution: 0.5 -> 0.34 s)."""
+"""Anchors whose kernels LLVM compiles at :data:`PRODUCT_OPT_LEVEL`; every other kernel
+loses nothing measurable at -O1 and compiles faster (a 3x3 convolution: 0.5 -> 0.34 s)."""
+
+PRODUCT_OPT_LEVEL = 2
+"""LLVM's optimization level for matrix products. Their register-blocked loops lost ~7% at
+-O2 against -O3 when the level was chosen; with today's schedules -O2 runs as fast and
+compiles faster (2-core Sapphire Rapids, cold first call / median, -O3 then -O2, three
+alternated runs each): mlp_train_step 414-444 / 5.50-5.84 ms against 385-395 / 5.50-5.72,
+mlp_infer_b128 210-214 / 1.98-2.07 against 131-137 / 1.86-1.90, matmul_1024 109-121 /
+7.35-7.51 against 101-108 / 7.34-7.60, grad_tanh_sum level. -O1 costs them 30%."""
 
 
 @dataclass
@@ -303,7 +310,7 @@ class _Part:
 
 def _parts(funcs: Sequence[Function], cores: int) -> list[_Part]:
     """The kernels in parts, compiled on ``cores`` threads (heaviest first): products at
-    -O3, the rest at -O1, each level's kernels spread over ``cores`` parts of about equal
+    -O2 (:data:`PRODUCT_OPT_LEVEL`), the rest at -O1, each level's kernels spread over ``cores`` parts of about equal
     weight (a heavy kernel, a product or a convolution, weighs 8, another 1).
 
     Kernels of static shapes are compiled without the checks TVM's calling convention
@@ -321,7 +328,8 @@ def _parts(funcs: Sequence[Function], cores: int) -> list[_Part]:
         ops = set(_ops(f))
         product = bool(ops & PRODUCTS)
         weight = 8 if product or "nn.conv2d" in ops else 1
-        groups.setdefault((3 if product else 1, is_dynamic(f)), []).append((weight, i, f))
+        level = PRODUCT_OPT_LEVEL if product else 1
+        groups.setdefault((level, is_dynamic(f)), []).append((weight, i, f))
     parts: list[_Part] = []
     for (level, checked), items in sorted(groups.items(), reverse=True):
         mine = [_Part(level, checked) for _ in range(max(1, min(cores, len(items))))]
