@@ -20,9 +20,11 @@ from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
 __all__ = ["RemoveUnusedFunctions", "reachable_globals", "remove_unused_functions"]
 
 
-def reachable_globals(mod: Module, entries: Iterable[str | GlobalVar]) -> set[GlobalVar]:
+def reachable_globals(mod: Module, entries: Iterable[str | GlobalVar]) -> list[GlobalVar]:
     """The globals of ``mod`` reachable from ``entries`` (entries missing from ``mod`` are
-    ignored)."""
+    ignored), in the module's order: never in a set's, which follows the globals' addresses
+    and so changed from one process to the next (a module built from them printed its
+    functions in another order, and missed the program cache)."""
     stack: list[GlobalVar] = []
     for e in entries:
         if isinstance(e, GlobalVar):
@@ -40,7 +42,7 @@ def reachable_globals(mod: Module, entries: Iterable[str | GlobalVar]) -> set[Gl
             continue
         seen.add(gv)
         stack.extend(g for g in global_vars(mod.functions[gv]) if g not in seen)
-    return seen
+    return [g for g in mod.functions if g in seen]
 
 
 def remove_unused_functions(
