@@ -556,7 +556,9 @@ class GraphExecutor:
             or any(library.kernels[s.kernel].device != "cpu" for s in steps)
         ):
             return None
-        from relay.backend.driver import driver_arguments, make_driver
+        import tvm_ffi
+
+        from relay.backend.driver import make_driver
 
         module = getattr(library.module, "mod", library.module)
         if not all(module.implements_function(s.kernel, True) for s in steps):
@@ -566,8 +568,6 @@ class GraphExecutor:
         else:
             symbols = [(s.kernel, idx) for s, (_, idx, _) in zip(steps, calls, strict=True)]
             run, slots = make_driver(symbols, library.module)
-        assert slots == driver_arguments([idx for _, idx, _ in calls])
-        from_dlpack = _from_dlpack()
         args: list[Any] = []
         fill: list[tuple[int, int]] = []
         for k, slot in enumerate(slots):
@@ -577,7 +577,7 @@ class GraphExecutor:
                 args.append(None)
                 continue
             try:
-                args.append(from_dlpack(value, require_alignment=0))
+                args.append(tvm_ffi.from_dlpack(value, require_alignment=0))
             except Exception:  # (read-only: converted at each call, as the loop does)
                 args.append(value)
         return run, args, fill
@@ -683,7 +683,6 @@ class GraphExecutor:
         small = [(shape, dtype) for _, shape, dtype in self._small]
         structure = self.plan.result
         single = len(small) == 1 and structure == self._small[0][0]
-        results = {slot: j for slot, j in result_index.items()}
         lock = self._lock
         generic = self.run_matched
         ndarray = np.ndarray
@@ -718,7 +717,7 @@ class GraphExecutor:
                 run(*args)
             if single:
                 return outs[0]
-            return _build(structure, _SlotView(results, outs))
+            return _build(structure, {slot: outs[j] for slot, j in result_index.items()})
 
         lean.exact = True  # type: ignore[attr-defined]
         return lean
@@ -796,24 +795,6 @@ class GraphExecutor:
         ]
 
 
-class _SlotView:
-    """Results by slot, for :func:`_build` (the lean runner's results)."""
-
-    def __init__(self, index: dict[int, int], outs: list[Any]) -> None:
-        self._index = index
-        self._outs = outs
-
-    def __getitem__(self, slot: int) -> Any:
-        return self._outs[self._index[slot]]
-
-
-def _from_dlpack() -> Callable[..., Any]:
-    import tvm_ffi
-
-    from_dlpack: Callable[..., Any] = tvm_ffi.from_dlpack
-    return from_dlpack
-
-
 def kernel_call(
     step: Step,
     kernel: Any,
@@ -852,7 +833,7 @@ def _chunk_layout(sizes: list[int]) -> tuple[list[int], int]:
     return offsets, total
 
 
-def _build(s: Structure, slots: list[Any] | _SlotView) -> Any:
+def _build(s: Structure, slots: list[Any] | dict[int, Any]) -> Any:
     if isinstance(s, int):
         return slots[s]
     return tuple(_build(f, slots) for f in s)

@@ -283,7 +283,9 @@ def test_tensor_constants_are_bound_once() -> None:
     plan = exe.graph.plan
     assert len(plan.constants) == 1
     xv = rand(2, 3)
-    np.testing.assert_allclose(exe(xv), xv * c.data + c.data, rtol=1e-6)
+    # (x * c + c is one fused multiply-add in the kernel: near zero, numpy's two roundings
+    # differ from it by a few ulps of the terms, not of the result)
+    np.testing.assert_allclose(exe(xv), xv * c.data + c.data, rtol=1e-6, atol=1e-5)
 
 
 def test_control_flow_runs_on_the_vm() -> None:
