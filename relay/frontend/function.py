@@ -503,12 +503,7 @@ class RelayFunction:
         """Run compiled (built for this CPU on the first call with these argument types,
         then cached); programs the compiled backend cannot run yet go to the interpreter."""
         if not kwargs:
-            last = self._fast.get(None)  # (fast_call's first try, without its frame)
-            if last is not None:
-                result = last(*args)
-                if result is not NOT_MATCHED:
-                    return result
-            result = fast_call(self._fast, args, tried=last)
+            result = fast_call(self._fast, args)
             if result is not NOT_MATCHED:
                 return result
         else:
@@ -599,7 +594,7 @@ def run_global(
     return to_python(interp.call(interp.global_closure(gv), values), classes)
 
 
-def fast_call(fast: dict[_Any, _Any], args: tuple[object, ...], tried: _Any = None) -> object:
+def fast_call(fast: dict[_Any, _Any], args: tuple[object, ...]) -> object:
     """The call's fast path: the result when numpy arrays of these dtypes and shapes ran
     compiled before (``fast`` maps their ``(dtype, shape)`` to the runner made for them by
     :func:`remember_fast`), else :data:`~relay.backend.runtime.NOT_MATCHED` and the caller
@@ -609,10 +604,9 @@ def fast_call(fast: dict[_Any, _Any], args: tuple[object, ...], tried: _Any = No
 
     The last runner that checks the dtypes and shapes itself (its ``exact`` attribute) is
     tried first, under the key None: building and hashing the key costs ~1 us a call, and
-    much more after kernels that stream their data through the caches. (``tried``: that
-    runner, already tried by the caller.)"""
+    much more after kernels that stream their data through the caches."""
     last = fast.get(None)
-    if last is not None and last is not tried:
+    if last is not None:
         result = last(*args)
         if result is not NOT_MATCHED:
             return result
