@@ -42,6 +42,12 @@ written again here; each global function is processed on its own.
      ``COMM_REDUCE`` fuses when the intermediate nodes are at most ``INJECTIVE`` and ``d``
      is anything but opaque (so elementwise producers join a reduction or an anchor's
      group);
+     at opt level 3 (:data:`REDUCTION_EPILOGUE_LEVEL`; beyond Relay, whose reductions
+     fuse into nothing) a ``COMM_REDUCE`` node whose dominator pattern is ``ELEMWISE``
+     fuses too, when the paths are at most ``BROADCAST``: its epilogue computes on the
+     reduced shape (a ``BROADCAST`` edge back to a larger shape, as softmax's
+     ``x - max(x)``, keeps it apart), and the group takes the reduction's pattern, so that
+     no second reduction or product joins it;
    * phase 1: ``INJECTIVE`` nodes and tuples fuse when all paths are injective;
    * phase 2: an elementwise or injective node whose post-dominator is a tuple already
      fused into an injective group joins that group.
@@ -94,6 +100,8 @@ from relay.op.registry import OpPattern, get_op
 from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
 
 MAX_DEPTH_CONFIG = "relay.FuseOps.max_depth"
+REDUCTION_EPILOGUE_LEVEL = 3
+"""The opt level from which a reduction takes its elementwise epilogue (beyond Relay)."""
 DEFAULT_MAX_DEPTH = 256
 
 _SIMPLE_CONST_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"})
@@ -298,8 +306,10 @@ class _Partitioner:
         n = len(g.nodes)
         self.parent = list(range(n))
         self.pattern: list[OpPattern] = list(g.pattern)
-        self.has_anchor = [p == OUT_ELEMWISE_FUSABLE for p in g.pattern]
+        # a group's pattern becomes its anchor's: a product's or, at level 3, a reduction's
+        self.has_anchor = [p in (OUT_ELEMWISE_FUSABLE, COMM_REDUCE) for p in g.pattern]
         self.num_nodes = [1] * n
+        self.epilogues = opt_level >= REDUCTION_EPILOGUE_LEVEL
         if opt_level > 0:
             tree = _PostDomTree(g)
             for phase in range(3):
@@ -405,7 +415,13 @@ class _Partitioner:
         if own in (INJECTIVE, TUPLE):
             # after phase 0, so that anchors have taken their elementwise successors first
             return phase == 1 and self._check_path(nid, dom, _injective)
-        return False  # COMM_REDUCE: its inputs fuse into it, it fuses into nothing
+        # COMM_REDUCE: its inputs fuse into it; from level 3 it takes its epilogue too
+        return (
+            self.epilogues
+            and phase == 0
+            and dom_pattern == ELEMWISE
+            and self._check_path(nid, dom, _at_most_broadcast)
+        )
 
 
 _UNIT_DIM_OPS = frozenset({"squeeze", "expand_dims", "reshape", "reshape_like"})

@@ -219,6 +219,108 @@ def test_reduction_takes_its_elementwise_inputs() -> None:
     )
 
 
+def test_at_level_3_a_reduction_takes_its_elementwise_epilogue() -> None:
+    # beyond Relay: the epilogue computed on the reduced shape joins the reduction's group
+    r = "Tensor[(2,), float32]"
+    check(
+        f"""
+        def @main(%x: {T}, %b: {r}) -> {r} {{
+          %0 = exp(%x);
+          %1 = sum(%0, axis=[1]);
+          %2 = multiply(0.01f, %1);
+          %3 = subtract(%b, %2);
+          sqrt(%3)
+        }}""",
+        f"""
+        def @main(%x: {T}, %b: {r}) -> {r} {{
+          %0 = fn (%p0: {T}, %p1: {r}, Primitive=1) -> {r} {{
+            %1 = exp(%p0);
+            %2 = sum(%1, axis=[1]);
+            %3 = multiply(0.01f, %2);
+            %4 = subtract(%p1, %3);
+            sqrt(%4)
+          }};
+          %0(%x, %b)
+        }}""",
+        opt_level=3,
+    )
+
+
+def test_a_reduction_broadcast_back_keeps_its_consumer_apart() -> None:
+    # x - max(x): the consumer runs over the input's shape, not the reduced one
+    k = "Tensor[(2, 1), float32]"
+    check(
+        f"""
+        def @main(%x: {T}) -> {T} {{
+          %0 = max(%x, axis=[1], keepdims=True);
+          subtract(%x, %0)
+        }}""",
+        f"""
+        def @main(%x: {T}) -> {T} {{
+          %0 = fn (%p0: {T}, Primitive=1) -> {k} {{
+            max(%p0, axis=[1], keepdims=True)
+          }};
+          %1 = %0(%x);
+          %2 = fn (%p0: {T}, %p1: {k}, Primitive=1) -> {T} {{
+            subtract(%p0, %p1)
+          }};
+          %2(%x, %1)
+        }}""",
+        opt_level=3,
+    )
+
+
+def test_one_reduction_per_epilogue() -> None:
+    # two reductions meeting in one epilogue: the first takes it, the second stays apart
+    r = "Tensor[(2,), float32]"
+    check(
+        f"""
+        def @main(%x: {T}) -> {r} {{
+          %0 = sum(%x, axis=[1]);
+          %1 = max(%x, axis=[1]);
+          add(%0, %1)
+        }}""",
+        f"""
+        def @main(%x: {T}) -> {r} {{
+          %0 = fn (%p0: {T}, Primitive=1) -> {r} {{
+            max(%p0, axis=[1])
+          }};
+          %1 = %0(%x);
+          %2 = fn (%p0: {T}, %p1: {r}, Primitive=1) -> {r} {{
+            %3 = sum(%p0, axis=[1]);
+            add(%3, %p1)
+          }};
+          %2(%x, %1)
+        }}""",
+        opt_level=3,
+    )
+
+
+def test_a_product_never_joins_a_reduction_and_its_epilogue() -> None:
+    m, r = "Tensor[(3, 3), float32]", "Tensor[(3,), float32]"
+    check(
+        f"""
+        def @main(%x: {m}, %w: {m}) -> {r} {{
+          %0 = nn.dense(%x, %w, units=None);
+          %1 = sum(%0, axis=[1]);
+          tanh(%1)
+        }}""",
+        f"""
+        def @main(%x: {m}, %w: {m}) -> {r} {{
+          %0 = fn (%p0: {m}, %p1: {m}, Primitive=1) -> {m} {{
+            nn.dense(%p0, %p1, units=None)
+          }};
+          %1 = %0(%x, %w);
+          %2 = fn (%p0: {m}, Primitive=1) -> {r} {{
+            %3 = sum(%p0, axis=[1]);
+            tanh(%3)
+          }};
+          %2(%1)
+        }}""",
+        opt_level=3,
+    )
+
+
 def test_diamond_fuses_entirely() -> None:
     check(
         f"""
