@@ -399,3 +399,27 @@ def test_lowered_as_reduction_blocks(op: str, args: int, attrs: dict[str, Any]) 
     blocks = sch.get_child_blocks(sch.get_sblock("root"))
     reductions = [sch.get(b).name_hint for b in blocks if is_reduction(sch, b)]
     assert len(reductions) == (2 if op == "logsumexp" else 1), reductions
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min", "mean", "prod"])
+@pytest.mark.parametrize(
+    ("shape", "axis"),
+    [
+        ((129, 1024), 0),  # chunks of 64 columns, a bias's gradient
+        ((300, 96), 0),  # chunks of 32
+        ((40, 48), 0),  # chunks of 16, one thread
+        ((5, 130, 64), 1),  # an outer axis kept: its chunks run in parallel too
+        ((9, 7, 80), [0, 1]),  # two outer axes reduced
+        ((64, 20), 0),  # columns not a multiple of 16: the untiled loop
+    ],
+)
+def test_column_reductions(op: str, shape: tuple[int, ...], axis: Any) -> None:
+    """Reductions over outer axes of a row-major input, each chunk of columns accumulated
+    in registers (``_schedule_columns``), against the reference; a NaN in a column of a max
+    or min is that column's result."""
+    x = _data(shape, "float32", seed=len(shape) + shape[-1])
+    if op == "prod":
+        x = (1 + x / 64).astype(np.float32)  # products of hundreds of values stay finite
+    if op in ("max", "min"):
+        x[3 % shape[0], ..., 17 % shape[-1]] = np.nan
+    check_op_lowering(op, x, axis=axis, rtol=2e-5, atol=2e-5)

@@ -67,7 +67,7 @@ def test_every_size_gives_numpys_results(mlp: Any, rows: int) -> None:
 def test_new_sizes_compile_nothing(mlp: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     check(mlp, 8)
     calls: list[Any] = []
-    monkeypatch.setattr(compiler, "_compile_part", lambda *a: calls.append(a))
+    monkeypatch.setattr(compiler, "_compile_lowered", lambda *a: calls.append(a))
     for rows in (1, 2, 3, 17, 129, 0):
         check(mlp, rows)
     assert calls == []

@@ -247,6 +247,8 @@ def schedule_reduction(sch: Any, block: Any) -> None:
         region = block_reads[0].region
         inner_contiguous = len(region) > 0 and region[-1].min.same_as(last_spatial.var)
     outer_spatial = spatial
+    if inner_contiguous and _schedule_columns(sch, block, spatial, reduce, total):
+        return
     if inner_contiguous and nominal(sch, spatial[-1]) >= VECTOR:
         outer_spatial = spatial[:-1]
         sch.reorder(*outer_spatial, *reduce, spatial[-1])
@@ -254,6 +256,53 @@ def schedule_reduction(sch: Any, block: Any) -> None:
         fused = sch.fuse(*outer_spatial) if len(outer_spatial) > 1 else outer_spatial[0]
         if total >= 64 and nominal(sch, fused) > 1:
             sch.parallel(fused)
+
+
+COLUMNS = 4 * VECTOR
+"""Outputs a column reduction (:func:`_schedule_columns`) accumulates together: four AVX-512
+registers, each loaded row after row."""
+
+
+def _schedule_columns(
+    sch: Any, block: Any, spatial: list[Any], reduce: list[Any], total: int
+) -> bool:
+    """A sum or product over outer axes of a row-major input (``sum(x, axis=0)``: a bias's
+    gradient) in chunks of :data:`COLUMNS` outputs (or 32, or 16: the widest that divides
+    the last axis): for each chunk the reduction runs over the rows with the chunk's partial
+    results in vector registers (a ``local`` buffer of 256 bytes, which LLVM keeps in
+    registers), written back once; the chunks of all outer outputs run in parallel when
+    there is enough to read (:data:`RFACTOR_PARALLEL_MIN`). Row after row, each step loads
+    the chunk's 64 contiguous floats of the row and adds them (one load and one add per 16
+    values; the untiled loop, not vectorized, also loaded and stored the partial results
+    every row). Measured against the untiled loop, numpy in the same runs: a (128, 1024)
+    float32 summed over axis 0 with its SGD update, 50 -> 19 us (numpy 15-17); (4096, 1024)
+    summed over axis 0, 2.9 -> 1.3 ms (numpy 0.7-1.3). False where it does not apply: a
+    symbolic or odd size, or another reducer (relay's NaN-propagating max and min ran slower
+    in this form: (4096, 1024) over axis 0, 4.5 -> 7.2 ms)."""
+    body = sch.get(block).body
+    if not isinstance(getattr(body, "value", None), (_tirx().Add, _tirx().Mul)):
+        return False  # (a NaN-propagating max or min ran slower so: 4.5 -> 7.2 ms)
+    n = size(sch, spatial[-1])
+    depth = 1
+    for lp in reduce:
+        e = size(sch, lp)
+        if e is None:
+            return False
+        depth *= e
+    if n is None or n % VECTOR or any(size(sch, lp) is None for lp in spatial):
+        return False
+    width = next(w for w in (COLUMNS, 2 * VECTOR, VECTOR) if n % w == 0)
+    chunk, lanes = sch.split(spatial[-1], [None, width])
+    sch.reorder(*spatial[:-1], chunk, *reduce, lanes)
+    local = sch.cache_write(block, 0, "local")
+    sch.reverse_compute_at(local, chunk)
+    sch.vectorize(lanes)
+    sch.vectorize(sch.get_loops(local)[-1])
+    outer = sch.fuse(*spatial[:-1], chunk) if len(spatial) > 1 else chunk
+    if total * depth >= RFACTOR_PARALLEL_MIN and nominal(sch, outer) > 1:
+        sch.parallel(outer)  # (before the initialization is taken out: TVM checks the block)
+    sch.decompose_reduction(block, reduce[0])
+    return True
 
 
 def inner_contiguous_reduction(sch: Any, block: Any) -> bool:
