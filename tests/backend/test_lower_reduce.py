@@ -423,3 +423,70 @@ def test_column_reductions(op: str, shape: tuple[int, ...], axis: Any) -> None:
     if op in ("max", "min"):
         x[3 % shape[0], ..., 17 % shape[-1]] = np.nan
     check_op_lowering(op, x, axis=axis, rtol=2e-5, atol=2e-5)
+
+
+def _scheduled_group(param: str, body: str, ret: str) -> str:
+    """The CPU schedule, as TVMScript, of the primitive function ``fn (%p0: param) { body }``."""
+    import relay
+    from relay.backend.lower import lower_primitive
+    from relay.backend.schedule import schedule_cpu
+    from relay.ir.expr import Call, Function
+
+    mod = relay.infer_type(
+        relay.parse(
+            f"def @main(%a: {param}) -> {ret} {{\n"
+            f"  %0 = fn (%p0: {param}, Primitive=1) -> {ret} {{ {body} }};\n"
+            "  %0(%a)\n}"
+        )
+    )
+    call = mod.function("main").body
+    assert isinstance(call, Call) and isinstance(call.op, Function)
+    return str(schedule_cpu(lower_primitive(call.op)).script())
+
+
+@pytest.mark.parametrize(
+    ("param", "body", "ret"),
+    [
+        # a sum to one value with a consumer in its kernel (a norm): TVM's rfactor failed on
+        # the loop-less consumer, and the kernel ran as one scalar loop
+        (
+            "Tensor[(65536,), float32]",
+            "%0 = multiply(%p0, %p0); %1 = sum(%0); sqrt(%1)",
+            "float32",
+        ),
+        # a sum over two trailing axes, to one value and to rows
+        ("Tensor[(256, 512), float32]", "sum(%p0)", "float32"),
+        (
+            "Tensor[(8, 16, 64), float32]",
+            "%0 = sum(%p0, axis=[1, 2]); tanh(%0)",
+            "Tensor[(8,), float32]",
+        ),
+    ],
+)
+def test_contiguous_reductions_are_factored_and_vectorized(param: str, body: str, ret: str) -> None:
+    text = _scheduled_group(param, body, ret)
+    assert "_rf" in text and "T.vectorized" in text, text
+
+
+@pytest.mark.parametrize(
+    ("shape", "axis"),
+    [((256, 512), None), ((64, 48), None), ((8, 16, 64), [1, 2]), ((3, 5, 32), [1, 2])],
+)
+def test_sums_over_trailing_axes(shape: tuple[int, ...], axis: Any) -> None:
+    x = _data(shape, "float32", seed=shape[0])
+    check_op_lowering("sum", x, axis=axis, rtol=2e-5, atol=2e-4)
+    check_op_lowering("prod", (1 + x / 256).astype(np.float32), axis=axis, rtol=2e-5, atol=2e-5)
+
+
+def test_a_norm_compiles_to_numpys_value() -> None:
+    import relay
+
+    x = _data((65536,), "float32", seed=3)
+    exe = relay.build(
+        relay.parse(
+            "def @main(%x: Tensor[(65536,), float32]) {"
+            " %0 = multiply(%x, %x); %1 = sum(%0); sqrt(%1) }"
+        )
+    )
+    assert exe.kernels == ["fused_multiply_sum_sqrt_0"]
+    np.testing.assert_allclose(exe(x), np.sqrt(np.sum(x.astype(np.float64) ** 2)), rtol=1e-5)
