@@ -387,7 +387,9 @@ def test_collapse_sum_like_dtypes(dtype: str) -> None:
     ],
 )
 def test_lowered_as_reduction_blocks(op: str, args: int, attrs: dict[str, Any]) -> None:
-    """Each reduction is a block with reduction iterators (what the schedules look for)."""
+    """Each reduction is a block with reduction iterators (what the schedules look for); a
+    float max or min for the CPU is two (the values and the nan flags), logsumexp two (the
+    maximum and the sum)."""
     from relay.backend.lower import lower_primitive
     from relay.backend.runtime import tvm
     from relay.backend.schedule.cpu import is_reduction
@@ -398,7 +400,7 @@ def test_lowered_as_reduction_blocks(op: str, args: int, attrs: dict[str, Any]) 
     sch = tvm().s_tir.Schedule(lower_primitive(func).prim_func)
     blocks = sch.get_child_blocks(sch.get_sblock("root"))
     reductions = [sch.get(b).name_hint for b in blocks if is_reduction(sch, b)]
-    assert len(reductions) == (2 if op == "logsumexp" else 1), reductions
+    assert len(reductions) == (2 if op in ("logsumexp", "max", "min") else 1), reductions
 
 
 @pytest.mark.parametrize("op", ["sum", "max", "min", "mean", "prod"])
@@ -490,3 +492,22 @@ def test_a_norm_compiles_to_numpys_value() -> None:
     )
     assert exe.kernels == ["fused_multiply_sum_sqrt_0"]
     np.testing.assert_allclose(exe(x), np.sqrt(np.sum(x.astype(np.float64) ** 2)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+def test_column_reductions_accumulate_in_registers(op: str) -> None:
+    # a chunk of 64 columns' partial results in a local buffer, vectorized, in parallel
+    text = _scheduled_group(
+        "Tensor[(512, 1024), float32]", f"{op}(%p0, axis=[0])", "Tensor[(1024,), float32]"
+    )
+    assert f'{op}_local = T.sblock_alloc_buffer((1024,), scope="local")' in text, text
+    assert "T.vectorized(64)" in text and "T.parallel(16)" in text, text
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_float_extremes_are_factored_and_vectorized(op: str) -> None:
+    # the values and the nan flags, each factored by rfactor: no scalar loop over a row
+    text = _scheduled_group(
+        "Tensor[(64, 1024), float32]", f"{op}(%p0, axis=[1])", "Tensor[(64,), float32]"
+    )
+    assert f"{op}_rf" in text and f"{op}_flags_rf" in text and "T.vectorized" in text, text
