@@ -66,10 +66,15 @@ FORMAT = 1
 
 
 def optimize(
-    mod: Module, entry: GlobalVar, opt_level: int = 3, before_fusion: Sequence[Pass] = ()
+    mod: Module,
+    entry: GlobalVar,
+    opt_level: int = 3,
+    before_fusion: Sequence[Pass] = (),
+    config: dict[str, object] | None = None,
 ) -> Module:
     """``mod`` reduced to ``entry`` and what it calls, optimized and fused (steps 1-2);
-    a target's own passes (``before_fusion``) run between the two."""
+    a target's own passes (``before_fusion``) run between the two, and its ``config``
+    (the pass context's) applies to all."""
     from relay.passes import FuseOps, InferType, PartialEvaluate, PassContext, Sequential
     from relay.passes.pipeline import standard_pipeline
     from relay.passes.remove_unused import reachable_globals
@@ -88,7 +93,7 @@ def optimize(
                 span=func.span,
             )
         work.add(gv, func)
-    with PassContext(opt_level=opt_level):
+    with PassContext(opt_level=opt_level, config=dict(config or {})):
         if opt_level >= 2 and _makes_references(work):
             # reference cells are what higher-order AD leaves (the adjoints and the tape):
             # partial evaluation turns a gradient whose control is known at compile time
@@ -633,9 +638,10 @@ def _build_gpu(
     from relay.backend.graph_executor import compile_plan
     from relay.backend.schedule.gpu import TRANSPOSED_OPERANDS
     from relay.passes.alter_layout import AlterProductLayout
+    from relay.passes.fuse_ops import SCALAR_EPILOGUES_CONFIG
 
     layout = [AlterProductLayout(TRANSPOSED_OPERANDS)] if opt_level >= 2 else []
-    optimized = optimize(typed, gv, opt_level, layout)
+    optimized = optimize(typed, gv, opt_level, layout, {SCALAR_EPILOGUES_CONFIG: False})
     gv = optimized.get_global_var(gv.name_hint)
     try:
         plan, library = compile_plan(optimized.functions[gv], target)

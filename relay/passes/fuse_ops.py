@@ -47,7 +47,9 @@ written again here; each global function is processed on its own.
      fuses too, when the paths are at most ``BROADCAST``: its epilogue computes on the
      reduced shape (a ``BROADCAST`` edge back to a larger shape, as softmax's
      ``x - max(x)``, keeps it apart), and the group takes the reduction's pattern, so that
-     no second reduction or product joins it;
+     no second reduction or product joins it (a reduction to one value does not when the
+     context's :data:`SCALAR_EPILOGUES_CONFIG` is False, as ``relay.build`` sets it for
+     CUDA);
    * phase 1: ``INJECTIVE`` nodes and tuples fuse when all paths are injective;
    * phase 2: an elementwise or injective node whose post-dominator is a tuple already
      fused into an injective group joins that group.
@@ -102,6 +104,11 @@ from relay.passes.manager import ModulePass, Pass, PassContext, PassInfo
 MAX_DEPTH_CONFIG = "relay.FuseOps.max_depth"
 REDUCTION_EPILOGUE_LEVEL = 3
 """The opt level from which a reduction takes its elementwise epilogue (beyond Relay)."""
+SCALAR_EPILOGUES_CONFIG = "relay.FuseOps.scalar_reduction_epilogues"
+"""Config: whether a reduction to a single value (0-d) takes its epilogue too (default True;
+``relay.build`` for CUDA sets False: dlight's GPU reduction rules do not apply to a kernel
+with a 0-d epilogue, and ``sqrt(sum(x * x))`` fell to a schedule where every thread of a
+block summed all the elements)."""
 DEFAULT_MAX_DEPTH = 256
 
 _SIMPLE_CONST_DTYPES = frozenset({"int32", "int64", "float32", "float64", "bool"})
@@ -300,8 +307,11 @@ PathCondition = Callable[[OpPattern, bool], bool]
 class _Partitioner:
     """Union-find grouping of the graph's nodes (step 3 of the module docs)."""
 
-    def __init__(self, g: _Graph, opt_level: int, max_depth: int) -> None:
+    def __init__(
+        self, g: _Graph, opt_level: int, max_depth: int, scalar_epilogues: bool = True
+    ) -> None:
         self.g = g
+        self.scalar_epilogues = scalar_epilogues
         self.max_depth = max_depth
         n = len(g.nodes)
         self.parent = list(range(n))
@@ -420,8 +430,14 @@ class _Partitioner:
             self.epilogues
             and phase == 0
             and dom_pattern == ELEMWISE
+            and (self.scalar_epilogues or not _is_scalar(self.g.nodes[nid]))
             and self._check_path(nid, dom, _at_most_broadcast)
         )
+
+
+def _is_scalar(expr: Expr) -> bool:
+    t = _type_of(expr)
+    return isinstance(t, TensorType) and len(t.shape) == 0
 
 
 _UNIT_DIM_OPS = frozenset({"squeeze", "expand_dims", "reshape", "reshape_like"})
@@ -558,13 +574,19 @@ class _Substitute(ExprMutator):
         return self.subst.get(var, var)
 
 
-def fuse_ops(func: Function, opt_level: int = 2, max_depth: int = DEFAULT_MAX_DEPTH) -> Function:
+def fuse_ops(
+    func: Function,
+    opt_level: int = 2,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    scalar_epilogues: bool = True,
+) -> Function:
     """``func`` (typed) with its operator calls fused into primitive functions (see the
-    module docs); ``opt_level=0`` makes each call a primitive function of its own."""
+    module docs); ``opt_level=0`` makes each call a primitive function of its own;
+    ``scalar_epilogues``: see :data:`SCALAR_EPILOGUES_CONFIG`."""
     if _is_primitive(func):
         return func
     g = _Graph(func.body)
-    groups = _Partitioner(g, opt_level, max_depth)
+    groups = _Partitioner(g, opt_level, max_depth, scalar_epilogues)
     body = _FuseMutator(g, groups).visit(func.body)
     if body is func.body:
         return func
@@ -588,8 +610,9 @@ def FuseOps(fuse_opt_level: int = -1) -> Pass:
             mod = InferType()(mod)
         level = ctx.opt_level if fuse_opt_level == -1 else fuse_opt_level
         max_depth = int(ctx.config.get(MAX_DEPTH_CONFIG, DEFAULT_MAX_DEPTH))
+        scalar = bool(ctx.config.get(SCALAR_EPILOGUES_CONFIG, True))
         for gv, func in list(mod.functions.items()):
-            new = fuse_ops(func, level, max_depth)
+            new = fuse_ops(func, level, max_depth, scalar)
             if new is not func:
                 mod.update_func(gv, new)  # the manager handed this pass a copy
         return mod
@@ -597,4 +620,10 @@ def FuseOps(fuse_opt_level: int = -1) -> Pass:
     return ModulePass(run, PassInfo("FuseOps", 0, ("InferType",)))
 
 
-__all__ = ["DEFAULT_MAX_DEPTH", "MAX_DEPTH_CONFIG", "FuseOps", "fuse_ops"]
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "MAX_DEPTH_CONFIG",
+    "SCALAR_EPILOGUES_CONFIG",
+    "FuseOps",
+    "fuse_ops",
+]

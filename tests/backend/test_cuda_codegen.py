@@ -247,6 +247,17 @@ def @main(%x: Tensor[(3, 7, 5), float32], %y: Tensor[(3, 1), float32]) {
     assert "CUDART_NAN_F" not in source
 
 
+def test_a_sum_to_one_value_keeps_its_epilogue_apart_on_the_gpu() -> None:
+    # with sqrt fused into it, dlight's reduction rules did not apply to the loop-less
+    # epilogue, and every thread of a block summed all the elements; apart, the sum is a
+    # cross-thread reduction (on the CPU the two share a kernel)
+    text = "def @main(%x: Tensor[(1024, 1024), float32]) { sqrt(sum(multiply(%x, %x))) }"
+    exe = relay.build(relay.parse(text), target=SM90)
+    assert exe.kernels == ["fused_multiply_sum_0", "fused_sqrt_1"]
+    assert "__shfl_down_sync" in exe.cuda_source()
+    assert relay.build(relay.parse(text)).kernels == ["fused_multiply_sum_sqrt_0"]
+
+
 SOURCE = 'extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2.0f; }\n'
 
 

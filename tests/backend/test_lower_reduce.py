@@ -511,3 +511,28 @@ def test_float_extremes_are_factored_and_vectorized(op: str) -> None:
         "Tensor[(64, 1024), float32]", f"{op}(%p0, axis=[1])", "Tensor[(64,), float32]"
     )
     assert f"{op}_rf" in text and f"{op}_flags_rf" in text and "T.vectorized" in text, text
+
+
+@pytest.mark.parametrize(("producer", "reductions"), [("exp(%p0)", 2), ("log(%p0)", 1)])
+def test_a_max_reads_an_expensive_input_once(producer: str, reductions: int) -> None:
+    # the values and the nan flags both inline the input: a vectorized fast exp is cheap to
+    # compute twice, libm's log is not, and keeps the single nan-propagating reduction
+    import relay
+    from relay.backend.lower import lower_primitive
+    from relay.backend.runtime import tvm
+    from relay.backend.schedule.cpu import is_reduction
+    from relay.ir.expr import Call, Function
+
+    param, ret = "Tensor[(64, 1024), float32]", "Tensor[(64,), float32]"
+    mod = relay.infer_type(
+        relay.parse(
+            f"def @main(%a: {param}) -> {ret} {{\n"
+            f"  %0 = fn (%p0: {param}, Primitive=1) -> {ret} {{ max({producer}, axis=[1]) }};\n"
+            "  %0(%a)\n}"
+        )
+    )
+    call = mod.function("main").body
+    assert isinstance(call, Call) and isinstance(call.op, Function)
+    sch = tvm().s_tir.Schedule(lower_primitive(call.op, fast_math=True).prim_func)
+    blocks = sch.get_child_blocks(sch.get_sblock("root"))
+    assert sum(is_reduction(sch, b) for b in blocks) == reductions

@@ -14,6 +14,7 @@ from relay.ir.expr import Call, Expr, Function, children
 from relay.ir.module import Module
 from relay.ir.types import TensorType, TupleType, Type
 from relay.passes import FuseOps, InferType, PassContext
+from relay.passes.fuse_ops import SCALAR_EPILOGUES_CONFIG
 from tests.strategies import TypedProgram, well_typed_programs
 
 HEAD = '#[version = "0.0.5"]\n'
@@ -243,6 +244,36 @@ def test_at_level_3_a_reduction_takes_its_elementwise_epilogue() -> None:
           %0(%x, %b)
         }}""",
         opt_level=3,
+    )
+
+
+def test_a_scalar_reduction_keeps_its_epilogue_apart_when_configured() -> None:
+    # relay.build sets this for CUDA: dlight's reduction rules do not take a 0-d epilogue
+    s, r = "float32", "Tensor[(2,), float32]"
+    check(
+        f"""
+        def @main(%x: {T}) -> ({s}, {r}) {{
+          %0 = sum(%x);
+          %1 = sum(%x, axis=[1]);
+          (sqrt(%0), sqrt(%1))
+        }}""",
+        f"""
+        def @main(%x: {T}) -> ({s}, {r}) {{
+          %0 = fn (%p0: {T}, Primitive=1) -> {s} {{
+            sum(%p0)
+          }};
+          %1 = %0(%x);
+          %2 = fn (%p0: {s}, Primitive=1) -> {s} {{
+            sqrt(%p0)
+          }};
+          %3 = fn (%p0: {T}, Primitive=1) -> {r} {{
+            %4 = sum(%p0, axis=[1]);
+            sqrt(%4)
+          }};
+          (%2(%1), %3(%x))
+        }}""",
+        opt_level=3,
+        config={SCALAR_EPILOGUES_CONFIG: False},
     )
 
 

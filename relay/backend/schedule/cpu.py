@@ -328,6 +328,18 @@ def inner_contiguous_reduction(sch: Any, block: Any) -> bool:
     )
 
 
+def add_unit_loops(sch: Any) -> None:
+    """Give every loop-less block (the 0-d consumer of a sum to one value: ``sqrt(sum(x *
+    x))``, a loss) a loop of one iteration. TVM's ``rfactor`` fails on a kernel that has
+    such a block (``Check failed: block_realize == old_block_realize_``), and so do dlight's
+    GPU reduction rules: on the CPU the kernel ran as one scalar loop (4M floats: 4.4 ms,
+    numpy 0.65), on a GPU every thread of a block summed all the elements."""
+    root = sch.get_sblock("root")
+    for block in sch.get_child_blocks(root):
+        if not sch.get_loops(block):
+            sch.add_unit_loop(block)
+
+
 def fuse_contiguous_reductions(sch: Any, block: Any) -> None:
     """Fuse the loops of ``block``'s reduction axes into one when they are its last axes and
     read the last axes of its first input whole, in order (``sum(x)`` of a matrix,
@@ -418,14 +430,7 @@ def schedule_rfactor(sch: Any, block: Any, epilogue: bool = False) -> None:
     for lp in spatial:
         total *= nominal(sch, lp)
     if total == 1:
-        # TVM's rfactor fails on a kernel with a loop-less block (the 0-d consumer of a sum
-        # to one value: ``sqrt(sum(x * x))``, a loss: ``Check failed: block_realize ==
-        # old_block_realize_``), which then ran as one scalar loop (4M floats: 4.4 ms, numpy
-        # 0.65): such blocks get a loop of one iteration first
-        root = sch.get_sblock("root")
-        for other in sch.get_child_blocks(root):
-            if not sch.get_loops(other):
-                sch.add_unit_loop(other)
+        add_unit_loops(sch)
         chunks = 16 if n >= 1 << 16 and n % (16 * VECTOR) == 0 else 1
         kp, ko, ki = sch.split(k, [chunks, None, VECTOR])
         sch.reorder(kp, ki, ko)
