@@ -169,10 +169,37 @@ class KernelLibrary:
         the kernels that compiled loops call under the names they call them by."""
         for k in self.kernels.values():
             if k.func is None:
-                k.func = self.module[k.name]
+                k.func = host_callable(k, self.module[k.name])
         for k in self.kernels.values():
             for name, symbol in k.calls.items():
                 _register_once(name, self.kernels[symbol].func)
+
+
+def has_bfloat16(kernel: Kernel) -> bool:
+    """Whether ``kernel`` takes or gives a bfloat16 tensor."""
+    return any(str(t.dtype) == "bfloat16" for t in (*kernel.inputs, *kernel.outputs))
+
+
+def host_callable(kernel: Kernel, func: Any) -> Any:
+    """``func``, the compiled ``kernel``, callable with numpy arrays: a kernel that takes or
+    gives bfloat16 tensors gets ``ml_dtypes`` bfloat16 arrays as TVM tensors over the same
+    memory (:func:`relay.backend.runtime.bfloat16_tensor`; numpy's DLPack export, through
+    which TVM takes arrays, has no bfloat16 and raised a ``BufferError``)."""
+    if not has_bfloat16(kernel):
+        return func
+    from relay.backend.runtime import bfloat16_tensor, numpy_dtype
+
+    bf16 = numpy_dtype("bfloat16")
+
+    def call(*args: Any) -> Any:
+        return func(
+            *[
+                bfloat16_tensor(a) if isinstance(a, np.ndarray) and a.dtype == bf16 else a
+                for a in args
+            ]
+        )
+
+    return call
 
 
 def _register_once(name: str, func: Any) -> None:
@@ -504,7 +531,7 @@ def _compile_lowered(
             device="cpu" if on_cpu else "cuda",
         )
         if on_cpu:  # (LLVM's code generation happens at the first lookup; a GPU kernel is
-            kernel.func = host_ex[name]  # looked up where it can run: KernelLibrary.bind)
+            kernel.func = host_callable(kernel, host_ex[name])  # (where it can run: bind)
         kernels.append((i, kernel))
     flags.debug_print(
         2,

@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from relay import flags
-from relay.backend.compiler import KernelLibrary, compile_functions
+from relay.backend.compiler import KernelLibrary, compile_functions, has_bfloat16
 from relay.backend.lower import flatten_type, shape_variables, static_shape
 from relay.backend.runtime import ALIGNMENT, NOT_MATCHED, aligned_empty, numpy_dtype, passable
 from relay.backend.target import Target
@@ -554,8 +554,9 @@ class GraphExecutor:
             or sizes
             or any(checked is not None for _, _, checked in calls)
             or any(library.kernels[s.kernel].device != "cpu" for s in steps)
+            or any(has_bfloat16(library.kernels[s.kernel]) for s in steps)
         ):
-            return None
+            return None  # (bfloat16 arrays are converted by the kernels' host_callable)
         import tvm_ffi
 
         from relay.backend.driver import make_driver

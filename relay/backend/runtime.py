@@ -80,6 +80,17 @@ def numpy_dtype(dtype: str) -> np.dtype[Any]:
     return np.dtype(dtype)
 
 
+def bfloat16_tensor(a: Array) -> Any:
+    """The ``ml_dtypes`` bfloat16 array ``a`` (C-contiguous) as a TVM tensor over the same
+    memory, which it keeps alive: a uint16 view of it through DLPack (whose numpy export has
+    no bfloat16), viewed again as bfloat16."""
+    import tvm_ffi
+
+    tvm()
+    raw: Any = tvm_ffi.from_dlpack(np.ascontiguousarray(a).view(np.uint16), require_alignment=0)
+    return raw._create_view(tuple(a.shape), "bfloat16")  # (TVM's runtime Tensor)
+
+
 def aligned_empty(shape: tuple[int, ...], dtype: Any) -> Array:
     """An uninitialised C-contiguous array whose data is 64-byte aligned (with the compact
     strides TVM insists on even when it has no elements)."""

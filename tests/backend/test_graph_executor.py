@@ -315,3 +315,31 @@ def @main(%x: Tensor[(3,), float32]) -> Tensor[(3,), float32] {
     opt = optimize(relay.infer_type(mod), mod.get_global_var("main"), opt_level=0)
     with pytest.raises(NotDataflow):
         plan_function(opt.functions[opt.get_global_var("main")])
+
+
+def test_bfloat16_arrays_cross_the_kernel_boundary() -> None:
+    # numpy's DLPack export has no bfloat16: the kernels get such arrays as TVM tensors over
+    # the same memory (a BufferError before), in, out and between kernels (opt level 2
+    # keeps the cast and the max apart, and the max of two kernels in one at level 3)
+    import ml_dtypes
+
+    bf16 = ml_dtypes.bfloat16
+    x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    between = relay.parse(
+        "def @main(%x: Tensor[(8, 16), float32]) {"
+        ' %0 = cast(%x, dtype="bfloat16"); %1 = max(%0, axis=[1]); cast(%1, dtype="float32") }'
+    )
+    for level, kernels in ((2, 2), (3, 1)):
+        exe = relay.build(between, opt_level=level)
+        assert len(exe.kernels) == kernels
+        np.testing.assert_array_equal(exe(x), x.astype(bf16).astype(np.float32).max(axis=1))
+    through = relay.build(
+        relay.parse(
+            "def @main(%x: Tensor[(8, 16), bfloat16]) { %0 = max(%x, axis=[1]); multiply(%0, %0) }"
+        )
+    )
+    xb = x.astype(bf16)
+    got = through(xb)
+    m = xb.astype(np.float32).max(axis=1)
+    assert got.dtype == bf16
+    np.testing.assert_array_equal(got.astype(np.float32), (m * m).astype(bf16).astype(np.float32))

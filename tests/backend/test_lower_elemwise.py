@@ -4,9 +4,9 @@ Most cases compile one call (``relay.testing.lowering.check_op_lowering``) and c
 the operator's reference: same shape, dtype and values (exactly for integers and bools). The
 approximations of fast math are measured against float64 numpy; the cases where compiled code
 must differ from the reference (which raises: integer division by zero, out-of-range casts,
-negative integer powers) check the documented result. bfloat16 arrays cannot cross the kernel
-boundary (DLPack has no bfloat16), so bfloat16 is tested inside kernels that cast from and to
-float32.
+negative integer powers) check the documented result. bfloat16 is tested inside kernels that
+cast from and to float32 (bfloat16 arrays crossing the kernel boundary are tested in
+test_graph_executor.py).
 """
 
 from __future__ import annotations
