@@ -121,7 +121,8 @@ def _axes(x: Array, axis: object, exclude: bool) -> tuple[int, ...]:
 
 
 def _is_float(x: Array) -> bool:
-    return bool(np.issubdtype(x.dtype, np.floating))
+    # (ml_dtypes' bfloat16 is a numpy dtype of kind "V", not a subtype of np.floating)
+    return bool(np.issubdtype(x.dtype, np.floating)) or x.dtype.name == "bfloat16"
 
 
 def _need_numeric(name: str, x: Array) -> None:
