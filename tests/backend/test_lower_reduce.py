@@ -427,11 +427,9 @@ def test_column_reductions(op: str, shape: tuple[int, ...], axis: Any) -> None:
     check_op_lowering(op, x, axis=axis, rtol=2e-5, atol=2e-5)
 
 
-def _scheduled_group(param: str, body: str, ret: str) -> str:
-    """The CPU schedule, as TVMScript, of the primitive function ``fn (%p0: param) { body }``."""
+def _group(param: str, body: str, ret: str) -> Any:
+    """The typed primitive function ``fn (%p0: param) -> ret { body }``."""
     import relay
-    from relay.backend.lower import lower_primitive
-    from relay.backend.schedule import schedule_cpu
     from relay.ir.expr import Call, Function
 
     mod = relay.infer_type(
@@ -443,7 +441,15 @@ def _scheduled_group(param: str, body: str, ret: str) -> str:
     )
     call = mod.function("main").body
     assert isinstance(call, Call) and isinstance(call.op, Function)
-    return str(schedule_cpu(lower_primitive(call.op)).script())
+    return call.op
+
+
+def _scheduled_group(param: str, body: str, ret: str) -> str:
+    """The CPU schedule, as TVMScript, of :func:`_group`."""
+    from relay.backend.lower import lower_primitive
+    from relay.backend.schedule import schedule_cpu
+
+    return str(schedule_cpu(lower_primitive(_group(param, body, ret))).script())
 
 
 @pytest.mark.parametrize(
@@ -517,22 +523,13 @@ def test_float_extremes_are_factored_and_vectorized(op: str) -> None:
 def test_a_max_reads_an_expensive_input_once(producer: str, reductions: int) -> None:
     # the values and the nan flags both inline the input: a vectorized fast exp is cheap to
     # compute twice, libm's log is not, and keeps the single nan-propagating reduction
-    import relay
     from relay.backend.lower import lower_primitive
     from relay.backend.runtime import tvm
     from relay.backend.schedule.cpu import is_reduction
-    from relay.ir.expr import Call, Function
 
-    param, ret = "Tensor[(64, 1024), float32]", "Tensor[(64,), float32]"
-    mod = relay.infer_type(
-        relay.parse(
-            f"def @main(%a: {param}) -> {ret} {{\n"
-            f"  %0 = fn (%p0: {param}, Primitive=1) -> {ret} {{ max({producer}, axis=[1]) }};\n"
-            "  %0(%a)\n}"
-        )
+    group = _group(
+        "Tensor[(64, 1024), float32]", f"max({producer}, axis=[1])", "Tensor[(64,), float32]"
     )
-    call = mod.function("main").body
-    assert isinstance(call, Call) and isinstance(call.op, Function)
-    sch = tvm().s_tir.Schedule(lower_primitive(call.op, fast_math=True).prim_func)
+    sch = tvm().s_tir.Schedule(lower_primitive(group, fast_math=True).prim_func)
     blocks = sch.get_child_blocks(sch.get_sblock("root"))
     assert sum(is_reduction(sch, b) for b in blocks) == reductions
