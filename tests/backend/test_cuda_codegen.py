@@ -247,6 +247,17 @@ def @main(%x: Tensor[(3, 7, 5), float32], %y: Tensor[(3, 1), float32]) {
     assert "CUDART_NAN_F" not in source
 
 
+@pytest.mark.parametrize("op", ["maximum", "minimum"])
+@pytest.mark.parametrize(("dtype", "constant"), [("float32", "0.5f"), ("float64", "0.5f64")])
+def test_extremes_with_a_constant_compile(op: str, dtype: str, constant: str) -> None:
+    # the NaN test reads the operands' bits: the constant's were the literal's address,
+    # ``*(unsigned int*)(&(0x1p-1f))``, which nvcc rejected; they are folded when lowering
+    text = f"def @main(%x: Tensor[(64,), {dtype}]) {{ {op}(%x, {constant}) }}"
+    exe = relay.build(relay.parse(text), target=SM90)
+    assert exe.placement == {f"fused_{op}_0": "cuda"}
+    assert "&(0x" not in exe.cuda_source()
+
+
 def test_a_sum_to_one_value_keeps_its_epilogue_apart_on_the_gpu() -> None:
     # with sqrt fused into it, dlight's reduction rules did not apply to the loop-less
     # epilogue, and every thread of a block summed all the elements; apart, the sum is a

@@ -279,12 +279,30 @@ def _reinterpret(dtype: str, x: Expr) -> Expr:
     reinterpretation of a constant takes the address of a literal, which nvcc rejects)."""
     from tvm import tirx
 
+    x = _constant_load(x)
     if isinstance(x, tirx.FloatImm | tirx.IntImm):
         from relay.backend.runtime import numpy_dtype
 
         value = np.array(x.value, dtype=numpy_dtype(_dt(x))).view(numpy_dtype(dtype))
         return tirx.const(value.item(), dtype)
     return tirx.reinterpret(dtype, x)
+
+
+def _constant_load(x: Expr) -> Expr:
+    """``x``, or the constant it reads when it reads a stage holding one value everywhere
+    (a scalar constant of the group: :func:`relay.backend.lower._filled`), which the schedule
+    inlines only after lowering: ``maximum(x, 0.5f)`` for CUDA reinterpreted the literal
+    itself, and nvcc rejected ``&(0x1p-1f)``."""
+    from tvm import te, tirx
+    from tvm.ir.expr import Call
+
+    if isinstance(x, Call) and str(x.op.name) == "te.tensor_load":
+        op = x.args[0].op
+        if isinstance(op, te.ComputeOp) and len(op.body) == 1:
+            body = op.body[0]
+            if isinstance(body, tirx.FloatImm | tirx.IntImm):
+                return body
+    return x
 
 
 def _float_bits(x: Expr) -> tuple[Expr, int, int]:
