@@ -310,14 +310,11 @@ def inner_contiguous_reduction(sch: Any, block: Any) -> bool:
     """Whether ``block``'s reduction axes are its last, over the last axes of what it reads,
     in one loop (:func:`fuse_contiguous_reductions` fuses several), of a length that is a
     multiple of 16 (what :func:`schedule_rfactor` handles)."""
-    iter_var = _tirx().IterVar
     stmt = sch.get(block)
     ivars = stmt.iter_vars
     loops = sch.get_loops(block)
-    reduced = sum(iv.iter_type != iter_var.DataPar for iv in ivars)
-    if not ivars or reduced == 0 or len(loops) != len(ivars) - reduced + 1:
-        return False
-    if any(iv.iter_type == iter_var.DataPar for iv in ivars[len(ivars) - reduced :]):
+    reduced = _trailing_reductions(ivars)
+    if reduced == 0 or len(loops) != len(ivars) - reduced + 1:
         return False
     n = size(sch, loops[-1])
     if n is None or n % VECTOR or n < 2 * VECTOR:
@@ -328,12 +325,23 @@ def inner_contiguous_reduction(sch: Any, block: Any) -> bool:
     )
 
 
+def _trailing_reductions(ivars: Any) -> int:
+    """How many of a block's iteration variables are reduction axes, when they are all its
+    last ones (0 otherwise: none, or one before a spatial axis)."""
+    data_par = _tirx().IterVar.DataPar
+    reduced = sum(iv.iter_type != data_par for iv in ivars)
+    if any(iv.iter_type == data_par for iv in ivars[len(ivars) - reduced :]):
+        return 0
+    return int(reduced)
+
+
 def add_unit_loops(sch: Any) -> None:
     """Give every loop-less block (the 0-d consumer of a sum to one value: ``sqrt(sum(x *
     x))``, a loss) a loop of one iteration. TVM's ``rfactor`` fails on a kernel that has
-    such a block (``Check failed: block_realize == old_block_realize_``), and so do dlight's
-    GPU reduction rules: on the CPU the kernel ran as one scalar loop (4M floats: 4.4 ms,
-    numpy 0.65), on a GPU every thread of a block summed all the elements."""
+    such a block (``Check failed: block_realize == old_block_realize_``), which then ran as
+    one scalar loop (4M floats: 4.4 ms, numpy 0.65). (dlight's GPU reduction rules do not
+    take such a kernel either, loop or not: for CUDA the epilogue is not fused,
+    :data:`relay.passes.fuse_ops.SCALAR_EPILOGUES_CONFIG`.)"""
     root = sch.get_sblock("root")
     for block in sch.get_child_blocks(root):
         if not sch.get_loops(block):
@@ -348,16 +356,13 @@ def fuse_contiguous_reductions(sch: Any, block: Any) -> None:
     output, to split among the threads). Unfused, only a reduction over one axis was a
     candidate, and one over two axes ran as a scalar loop on one thread: ``sum`` of a
     (1024, 4096) float32 took 2.2 ms against numpy's 0.79."""
-    iter_var = _tirx().IterVar
     stmt = sch.get(block)
     ivars = stmt.iter_vars
     loops = sch.get_loops(block)
-    reduced = sum(iv.iter_type != iter_var.DataPar for iv in ivars)
+    reduced = _trailing_reductions(ivars)
     if reduced < 2 or len(loops) != len(ivars) or not stmt.reads:
         return
     tail = ivars[len(ivars) - reduced :]
-    if any(iv.iter_type == iter_var.DataPar for iv in tail):
-        return
     read = stmt.reads[0]
     if len(read.region) < reduced:
         return
