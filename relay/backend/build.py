@@ -188,6 +188,7 @@ class Executable:
         self.graph = graph
         self.vm = vm
         self.name = name or f"@{self._entry_name}"
+        self._ran = False
         if graph is not None:
             self._arity = len(graph.plan.param_types)
         elif vm is not None:
@@ -278,6 +279,17 @@ class Executable:
     def __call__(self, *args: Any) -> Any:
         if len(args) != self._arity:
             raise ExecutionError(f"{self.name} takes {self._arity} arguments, got {len(args)}")
+        if not self._ran:
+            self._ran = True
+            try:
+                return self._call(args)
+            finally:  # the kernel cache's disk writes were waiting for this first run
+                from relay.backend.cache import kernel_cache
+
+                kernel_cache().ran()
+        return self._call(args)
+
+    def _call(self, args: tuple[Any, ...]) -> Any:
         graph = self.graph
         if self.device_plan is not None:
             graph = self._device_graph()

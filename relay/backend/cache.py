@@ -56,6 +56,10 @@ FORMAT = 1
 MEMORY_ENTRIES = 512
 """Libraries kept loaded per process (least recently used go first)."""
 
+WRITE_DELAY = 1.0
+"""Seconds at most that a disk write waits for the first run of what was just compiled
+(:meth:`KernelCache.store`)."""
+
 
 def default_directory() -> Path:
     """Where the disk cache lives when ``RELAY_CACHE_DIR`` is not set."""
@@ -216,6 +220,13 @@ class KernelCache:
         self.memory: OrderedDict[str, KernelLibrary] = OrderedDict()
         self.lock = threading.Lock()
         self._pending: list[threading.Thread] = []
+        """Threads writing libraries (:meth:`store`)."""
+        self._pending_programs: list[threading.Thread] = []
+        """Threads writing program records, each after the libraries (:meth:`store_program`)."""
+        self._ran = threading.Event()
+        """Set when what was compiled last has run (:meth:`ran`): the disk writes go."""
+        # at exit, before Python waits for the writing threads, they are let go
+        getattr(threading, "_register_atexit", lambda f: None)(self._ran.set)
         self.hits = 0
         self.disk_hits = 0
         self.misses = 0
@@ -300,14 +311,20 @@ class KernelCache:
         """Keep ``lib`` in memory, and (``disk``) on disk when the disk cache is on and
         writable.
 
-        The disk write (which links a shared object with the system compiler, 0.1-0.2 s)
-        runs on a background thread, so the first call does not wait for it; the process
-        waits for pending writes before it exits, and :meth:`flush` waits for them now."""
+        The disk write (which generates the machine code again and links a shared object
+        with the system compiler: ~0.2 s of CPU for mlp_train_step) runs on a background
+        thread, so the first call does not wait for it. Nor does it compete with that call:
+        it starts once the program has run (:meth:`ran`, which the executable's first call
+        signals), or after :data:`WRITE_DELAY` seconds without a run. On two cores, a write
+        started at once took the core that half of each kernel's parallel loop needed, and
+        the first run of mlp_train_step took 34-40 ms instead of ~10. The process waits for
+        pending writes before it exits, and :meth:`flush` starts and waits for them now."""
         self._remember(lib)
         directory = self.directory(create=True) if disk else None
         if directory is None:
             return
         lib.bind()  # the module's code is generated before another thread exports it
+        self._ran.clear()
         thread = threading.Thread(
             target=self._store_on_disk, args=(directory, lib), name="relay-kernel-cache"
         )
@@ -317,8 +334,8 @@ class KernelCache:
         thread.start()
 
     def _store_on_disk(self, directory: Path, lib: KernelLibrary) -> None:
-        # the export generates the machine code again and links it: at a low priority, so
-        # that the first call's own work (running the kernels just compiled) goes first
+        self._ran.wait(WRITE_DELAY)
+        # and at a low priority, so that the program's own work goes first
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         try:
@@ -331,10 +348,19 @@ class KernelCache:
             return
         self.evict(directory)
 
+    def ran(self) -> None:
+        """Say that the program compiled last has run: its disk writes may start now."""
+        self._ran.set()
+
     def flush(self) -> None:
-        """Wait for the disk writes started so far."""
+        """Start the pending disk writes and wait for them."""
+        self._ran.set()
+        self._join(self._pending)
+        self._join(self._pending_programs)
+
+    def _join(self, threads: list[threading.Thread]) -> None:
         with self.lock:
-            pending = list(self._pending)
+            pending = list(threads)
         for t in pending:
             if t is not threading.current_thread():
                 t.join()
@@ -421,7 +447,7 @@ class KernelCache:
         data = json.dumps({"format": PROGRAM_FORMAT, "key": key, **record}).encode()
 
         def write() -> None:
-            self.flush()  # the library first: a record never points at a missing library
+            self._join(self._pending)  # the libraries first: a record never points at a missing one
             try:
                 _atomic_write(directory, f"P{key}.json", data)
             except OSError as err:
@@ -429,10 +455,9 @@ class KernelCache:
 
         thread = threading.Thread(target=write, name="relay-program-cache")
         with self.lock:
-            self._pending = [t for t in self._pending if t.is_alive()]
+            self._pending_programs = [t for t in self._pending_programs if t.is_alive()]
+            self._pending_programs.append(thread)
         thread.start()
-        with self.lock:
-            self._pending.append(thread)
 
     # -- device code ---------------------------------------------------------------------------
 

@@ -315,3 +315,51 @@ def test_gpu_libraries_go_to_disk_with_their_ptx_where_tvm_has_cuda(
         assert cache.misses == misses + 1 and again is not lib
         assert [k.device for k in again.kernels.values()] == ["cuda"]
         assert again.device_code == lib.device_code
+
+
+def _wait_for(predicate, seconds: float = 60.0) -> bool:  # type: ignore[no-untyped-def]
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@relay
+def tanh_and_more(x):  # type: ignore[no-untyped-def]
+    return np.tanh(x) * 3.0 + x
+
+
+def test_the_disk_write_waits_for_the_first_run(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from relay.backend import cache
+
+    monkeypatch.setattr(cache, "WRITE_DELAY", 600.0)
+
+    x = np.linspace(-2, 2, 29, dtype=np.float32)
+    exe = relay.build(tanh_and_more.specialize(x))
+    time.sleep(0.3)
+    assert entries(cache_dir)[1] == []  # compiled, not yet run: nothing written
+    np.testing.assert_allclose(exe(x), np.tanh(x) * 3 + x, rtol=1e-6, atol=1e-6)
+    assert _wait_for(lambda: len(entries(cache_dir)[1]) == 1)  # the run let it go
+    assert _wait_for(lambda: any(cache_dir.glob("P*.json")))  # and the program's record
+
+
+def test_the_disk_write_goes_after_the_delay_or_a_flush(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from relay.backend import cache
+
+    monkeypatch.setattr(cache, "WRITE_DELAY", 0.2)
+    compiler.compile_functions([func(41)], Target())  # never run
+    assert _wait_for(lambda: len(entries(cache_dir)[1]) == 1)
+    monkeypatch.setattr(cache, "WRITE_DELAY", 600.0)
+    compiler.compile_functions([func(43)], Target())
+    kernel_cache().flush()  # starts the write and waits for it
+    assert len(entries(cache_dir)[1]) == 2
