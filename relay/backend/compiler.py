@@ -347,8 +347,11 @@ def _parts(funcs: Sequence[Function], cores: int) -> list[_Part]:
     checks are most of a kernel's LLVM code: ~8 ms of code generation per parameter (a
     (128, 1024) add of 8 operands: 65 -> 23 ms; the cold first call of mlp_train_step,
     18 kernels: 0.60-0.80 -> 0.45-0.50 s). Kernels of a symbolic size keep them: their size is read
-    from the first argument and the checks are what ties the others to it."""
+    from the first argument and the checks are what ties the others to it; but a kernel
+    shared by products of several depths (:mod:`relay.backend.share`) is called by the
+    graph executor alone, with the buffers and the sizes of each call's plan."""
     from relay.backend.lower import is_dynamic
+    from relay.backend.share import SHARED
 
     groups: dict[tuple[int, bool], list[tuple[int, int, Function]]] = {}  # (weight, index, f)
     for i, f in enumerate(funcs):
@@ -356,7 +359,8 @@ def _parts(funcs: Sequence[Function], cores: int) -> list[_Part]:
         product = bool(ops & PRODUCTS)
         weight = 8 if product or "nn.conv2d" in ops else 1
         level = PRODUCT_OPT_LEVEL if product else 1
-        groups.setdefault((level, is_dynamic(f)), []).append((weight, i, f))
+        checked = is_dynamic(f) and not f.attrs.get(SHARED)
+        groups.setdefault((level, checked), []).append((weight, i, f))
     parts: list[_Part] = []
     for (level, checked), items in sorted(groups.items(), reverse=True):
         mine = [_Part(level, checked) for _ in range(max(1, min(cores, len(items))))]

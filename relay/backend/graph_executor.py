@@ -52,6 +52,7 @@ from relay import flags
 from relay.backend.compiler import KernelLibrary, compile_functions, has_bfloat16
 from relay.backend.lower import flatten_type, shape_variables, static_shape
 from relay.backend.runtime import ALIGNMENT, NOT_MATCHED, aligned_empty, numpy_dtype, passable
+from relay.backend.share import share_kernels
 from relay.backend.target import Target
 from relay.errors import CompileError, TypeCheckError
 from relay.ir.dim import dim_str, evaluate, parse_dim
@@ -78,6 +79,9 @@ class Step:
     sizes: list[int] = field(default_factory=list)
     """For a kernel of symbolic sizes: the plan's shape variables (indices into
     :attr:`GraphPlan.shape_vars`) whose values it takes after its outputs."""
+    values: list[int] = field(default_factory=list)
+    """For a kernel shared with steps of other sizes (:mod:`relay.backend.share`): the
+    values of its shape variables that it takes after its outputs."""
 
     @property
     def is_alias(self) -> bool:
@@ -128,7 +132,7 @@ class GraphPlan:
             "shape_vars": [[n, v.name_hint] for n, v in zip(names, self.shape_vars, strict=True)],
             "input_slots": self.input_slots,
             "constant_slots": sorted(self.constants),
-            "steps": [[s.kernel, s.inputs, s.outputs, s.sizes] for s in self.steps],
+            "steps": [[s.kernel, s.inputs, s.outputs, s.sizes, s.values] for s in self.steps],
             "result": self.result,
             "storage_of": [[k, v] for k, v in sorted(self.storage_of.items())],
             "storage_bytes": self.storage_bytes,
@@ -163,7 +167,7 @@ class GraphPlan:
             input_slots=list(data["input_slots"]),
             constants=constants,
             steps=[
-                Step(k, list(i), list(o), list(rest[0]) if rest else [])
+                Step(k, list(i), list(o), *(list(r) for r in rest))
                 for k, i, o, *rest in data["steps"]
             ],
             result=structure(data["result"]),
@@ -819,9 +823,9 @@ def kernel_call(
         template.append(flag())
     checked = (kernel, [template[i] for i in flags]) if flags else None
     values = []
-    for k in step.sizes:
+    for n in [*(sizes[k] for k in step.sizes), *step.values]:
         values.append(len(template))
-        template.append(int(sizes[k]))
+        template.append(int(n))
     return (*step.inputs, *extra, *step.outputs, *flags, *values), checked
 
 
@@ -873,15 +877,22 @@ def compile_plan(func: Function, target: Target) -> tuple[GraphPlan, KernelLibra
     kernel of symbolic sizes that cannot be compiled is NotDataflow too: the VM
     specializes such a function per shape)."""
     plan, prims = plan_function(func)
+    shared: list[tuple[Function, tuple[int, ...]]]
+    if plan.shape_vars or target.kind != "llvm":
+        shared = [(f, ()) for f in prims]
+    else:  # products of several depths share one kernel
+        shared = share_kernels(prims)
     try:
-        library, symbols = compile_functions(prims, target)
+        library, symbols = compile_functions([f for f, _ in shared], target)
     except CompileError as err:
         if not plan.shape_vars:
             raise
         raise NotDataflow(f"a kernel that needs static sizes ({err.message})") from None
     for step in plan.steps:
         if not step.is_alias:
-            step.kernel = symbols[int(step.kernel)]
+            k = int(step.kernel)
+            step.kernel = symbols[k]
+            step.values = list(shared[k][1])
     return plan, library
 
 

@@ -533,3 +533,17 @@ def test_a_max_reads_an_expensive_input_once(producer: str, reductions: int) -> 
     sch = tvm().s_tir.Schedule(lower_primitive(group, fast_math=True).prim_func)
     blocks = sch.get_child_blocks(sch.get_sblock("root"))
     assert sum(is_reduction(sch, b) for b in blocks) == reductions
+
+
+@pytest.mark.parametrize(
+    ("shape", "parallel"),
+    [((128, 10), False), ((128, 1000), True), ((4096, 3), False), ((64, 300), True)],
+)
+def test_reductions_run_in_parallel_for_enough_data(shape: tuple[int, int], parallel: bool) -> None:
+    # a reduction along rows of 10 (not factored: not a multiple of 16) reads 1280 values:
+    # one thread (0.37 us a call against 1.34 in parallel); 128 x 1000 in parallel
+    rows, cols = shape
+    text = _scheduled_group(
+        f"Tensor[({rows}, {cols}), float32]", "max(%p0, axis=[1])", f"Tensor[({rows},), float32]"
+    )
+    assert ("T.parallel" in text) == parallel, text

@@ -21,7 +21,10 @@ formula in the same working dtype), following TVM's compute definitions where th
   ``exp(x - max) / sum(exp(x - max))`` or ``x - max - log(sum(exp(x - max)))`` (the stages of
   ``topi.nn.softmax`` / ``topi.nn.log_softmax``, ``python/tvm/topi/nn/softmax.py``). ``exp``
   is exact (libm) unless ``call.fast_math`` is set and the working dtype is float32, where it
-  is ``topi.fast_exp`` (Cephes' polynomial, relative error below 4e-7).
+  is the elementwise rule's ``fast_exp_f32`` (relative error below 1e-7; ``topi.fast_exp``,
+  used before, is written without bindings, and its ``r`` was repeated eight times in the
+  kernel's TIR). ``log_softmax`` takes the log of each row's sum once, in a stage of its own
+  (a barrier: the schedules would inline it, a libm call per element).
 * ``nn.gelu`` is the exact ``x * (1 + erf(x / sqrt 2)) / 2``, as the reference computes it: in
   float64 (libm's ``erf``), except with ``fast_math`` for float16/float32, where it runs in
   float32 with TVM's float32 ``erf`` (a rational approximation, absolute error below 5e-8:
@@ -318,11 +321,14 @@ def _bias_add_rule(call: LoweringCall) -> Any:
 
 
 def _exp_of(t: Any, fast: bool) -> Any:
-    """``exp`` of the tensor ``t``: ``topi.fast_exp`` when ``fast``, else libm's."""
-    from tvm import te, topi
+    """``exp`` of the tensor ``t``: the elementwise rule's approximation
+    (:func:`relay.op.lowering.elemwise.fast_exp_f32`) when ``fast``, else libm's."""
+    from tvm import te
+
+    from relay.op.lowering.elemwise import fast_exp_f32
 
     if fast:
-        return topi.fast_exp(t)
+        return te.compute(t.shape, lambda *i: fast_exp_f32(t(*i)), name="T_exp")
     return te.compute(t.shape, lambda *i: te.exp(t(*i)), name="T_exp")
 
 
@@ -351,9 +357,14 @@ def _softmax_rule(call: LoweringCall) -> Any:
             return _cast(exp(*i) / total(*_drop(i, axes)), dtype)
 
     else:
+        from relay.backend.lower import BARRIER
+
+        # the log of each row's sum once, in a stage of its own that the schedules keep (a
+        # libm call inlined into the last stage ran once per element: (128, 1000) 344 us)
+        log_total = te.compute(total.shape, lambda *i: te.log(total(*i)), name=BARRIER)
 
         def out(*i: Any) -> Any:
-            return _cast(shifted(*i) - te.log(total(*_drop(i, axes))), dtype)
+            return _cast(shifted(*i) - log_total(*_drop(i, axes)), dtype)
 
     return te.compute(shape, out, name=call.name[3:])
 
