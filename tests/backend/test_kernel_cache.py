@@ -204,22 +204,38 @@ def test_kernels_compiled_in_parts_export_as_one_library(cache_dir: Path) -> Non
     dense = primitive_op_function(
         "nn.dense", (np.zeros((4, 32), np.float32), np.zeros((8, 32), np.float32)), {}
     )
-    funcs = [func(40), dense, func(41), func(42)]
+    big = 1 << 15  # (an elementwise kernel of fewer elements is small: -O0)
+    funcs = [func(40), dense, func(41), func(big), func(big + 1)]
     parts = _parts(funcs, cores=2)
-    # the product at -O2, the elementwise kernels at -O1 spread over two parts; the
+    # the product at -O2, the large elementwise kernels at -O1, the small ones at -O0, each
+    # level in one part (the weight of a product makes a part worth its module); the
     # heaviest part first
     assert [(p.opt_level, p.checked, [i for i, _ in p.funcs]) for p in parts] == [
         (2, False, [1]),
-        (1, False, [0, 3]),
-        (1, False, [2]),
+        (1, False, [3, 4]),
+        (0, False, [0, 2]),
     ]
-    assert [(p.opt_level, len(p.funcs)) for p in _parts(funcs, cores=1)] == [(2, 1), (1, 3)]
+    assert [(p.opt_level, len(p.funcs)) for p in _parts(funcs, cores=1)] == [
+        (2, 1),
+        (1, 2),
+        (0, 2),
+    ]
+    # one level alone spreads over the cores; one module at -O0 (those at -O0 each define
+    # TVM's startup function, and their library did not link)
+    small = [func(40), func(41), func(42)]
+    alone = _parts(small, cores=2)
+    assert [(p.opt_level, [i for i, _ in p.funcs]) for p in alone] == [(0, [0, 2]), (1, [1])]
+    compile_functions(small, Target())
+    assert len(list(cache_dir.glob("*.so"))) == 1
     lib, symbols = compile_functions(funcs, Target())
     assert list(lib.kernels) == symbols
     kernel_cache().clear_memory()
     reloaded, again = compile_functions(funcs, Target())  # from the one shared object
-    assert reloaded is not lib and again == symbols and len(list(cache_dir.glob("*.so"))) == 1
+    assert reloaded is not lib and again == symbols and len(list(cache_dir.glob("*.so"))) == 2
     np.testing.assert_array_equal(run(reloaded, again[2], 41), -np.arange(41, dtype=np.float32))
+    np.testing.assert_array_equal(
+        run(reloaded, again[4], big + 1), -np.arange(big + 1, dtype=np.float32)
+    )
     x, w = np.ones((4, 32), np.float32), np.full((8, 32), 0.5, np.float32)
     (out,) = reloaded[again[1]](x, w)
     np.testing.assert_array_equal(out, np.full((4, 8), 16.0, np.float32))
@@ -237,7 +253,7 @@ def test_only_kernels_of_a_symbolic_size_keep_tvms_argument_checks(cache_dir: Pa
     parts = _parts(funcs, cores=1)
     assert [(p.opt_level, p.checked, [i for i, _ in p.funcs]) for p in parts] == [
         (1, True, [1]),
-        (1, False, [0]),
+        (0, False, [0]),  # (small: -O0)
     ]
     lib, (static, sized) = compile_functions(funcs, Target())
     # the static kernel trusts its callers; its Python entry checks shapes itself
