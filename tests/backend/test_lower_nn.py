@@ -285,6 +285,19 @@ def test_softmax_specials(name: str, target: Target) -> None:
 
 
 @pytest.mark.parametrize("name", ["nn.softmax", "nn.log_softmax"])
+def test_softmax_of_rows_in_a_head_and_a_tail(name: str) -> None:
+    # rows of 100: the statistics' reductions are a head of whole vectors and a tail of 4
+    x = normal(9, 100) * 4
+    x[0, 98] = np.nan  # in the tail
+    x[1, 2] = np.nan  # in the head
+    x[2, 99] = 80.0  # the row's maximum in the tail
+    x[3, :] = -np.inf
+    x[4, 97] = np.inf
+    check_op_lowering(name, x, target=FAST, rtol=1e-5, atol=1e-6)
+    check_op_lowering(name, x, target=EXACT, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["nn.softmax", "nn.log_softmax"])
 @pytest.mark.parametrize(("dtype", "tol"), [("float64", 1e-12), ("float16", 2e-3)])
 def test_softmax_dtypes(name: str, dtype: str, tol: float) -> None:
     x = normal(5, 33, dtype=dtype) * 3
@@ -313,7 +326,7 @@ def test_log_softmax_takes_each_rows_log_once() -> None:
     func = primitive_op_function("nn.log_softmax", (np.zeros((128, 1000), np.float32),), {})
     text = schedule_cpu(lower_primitive(func, fast_math=True)).script()
     logs = [line for line in text.splitlines() if "T.log(" in line]
-    assert len(logs) == 1 and "relay_barrier[v_i0] = T.log(T_softmax_expsum[v_i0])" in logs[0]
+    assert len(logs) == 1 and logs[0].strip().startswith("relay_barrier[v_i0] = T.log(")
 
 
 def test_softmax_zero_size() -> None:

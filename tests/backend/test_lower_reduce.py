@@ -537,13 +537,40 @@ def test_a_max_reads_an_expensive_input_once(producer: str, reductions: int) -> 
 
 @pytest.mark.parametrize(
     ("shape", "parallel"),
-    [((128, 10), False), ((128, 1000), True), ((4096, 3), False), ((64, 300), True)],
+    [((128, 10), False), ((1024, 10), False), ((4096, 10), True), ((2048, 24), True)],
 )
 def test_reductions_run_in_parallel_for_enough_data(shape: tuple[int, int], parallel: bool) -> None:
-    # a reduction along rows of 10 (not factored: not a multiple of 16) reads 1280 values:
-    # one thread (0.37 us a call against 1.34 in parallel); 128 x 1000 in parallel
+    # a reduction along rows too short to factor reads 1280 values: one thread (0.37 us a
+    # call against 1.34 in parallel); from 16,384 values on, in parallel
     rows, cols = shape
     text = _scheduled_group(
         f"Tensor[({rows}, {cols}), float32]", "max(%p0, axis=[1])", f"Tensor[({rows},), float32]"
     )
     assert ("T.parallel" in text) == parallel, text
+
+
+@pytest.mark.parametrize("n", [33, 47, 100, 1000, 1001])
+@pytest.mark.parametrize("op", ["sum", "max", "min", "mean"])
+def test_rows_of_partial_vectors_reduce_in_a_head_and_a_tail(op: str, n: int) -> None:
+    # along rows whose length is not whole vectors: the head's whole vectors factored and
+    # vectorized, the tail's rest on one lane, combined after (TVM's rfactor of a split
+    # with a tail dropped its predicate and read past the rows)
+    text = _scheduled_group(
+        f"Tensor[(64, {n}), float32]", f"{op}(%p0, axis=[1])", "Tensor[(64,), float32]"
+    )
+    assert "_head_rf" in text and "_tail" in text, text
+    x = _data((64, n), "float32", seed=n)
+    x[3, n - 1] = 1000.0  # in the tail
+    x[5, 0] = -1000.0  # in the head
+    check_op_lowering(op, x, axis=1, rtol=2e-5, atol=2e-4)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64", "float16"])
+def test_partial_vector_rows_of_other_dtypes(dtype: str) -> None:
+    x = _data((16, 50), dtype, seed=4)
+    for op in ("sum", "max", "min"):
+        check_op_lowering(op, x, axis=-1, rtol=1e-3, atol=1e-3)
+    x = _data((16, 50), "float32", seed=5)
+    x[2, 45], x[7, 3] = np.nan, np.nan  # nan in a tail and in a head propagate
+    for op in ("max", "min"):
+        check_op_lowering(op, x, axis=1)

@@ -56,6 +56,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.op.lowering.common import (
+    combine_parts,
+    head_and_tail,
     out as _out,
     static as _static,
     tensor_type as _tensor_type,
@@ -165,19 +167,31 @@ def _reduce_along(
     from tvm import te
 
     kept = [a for a in range(len(shape)) if a not in axes]
+    out_shape = tuple(shape[a] for a in kept)
     if any(shape[a] == 0 for a in axes):
-        return _filled(tuple(shape[a] for a in kept), dtype, 0, name=name)
-    red = [te.reduce_axis((0, shape[a]), name=f"r{a}") for a in axes]
+        return _filled(out_shape, dtype, 0, name=name)
 
-    def body(*idx: Any) -> Any:
+    def reduced(idx: Sequence[Any], start: int = 0, stop: int | None = None) -> Any:
+        # over ``axes``; along the last one, only its values from ``start`` to ``stop``
+        red = [te.reduce_axis((0, shape[a]), name=f"r{a}") for a in axes]
         full: list[Any] = [None] * len(shape)
         for a, i in zip(kept, idx, strict=True):
             full[a] = i
         for a, r in zip(axes, red, strict=True):
             full[a] = r
+        if stop is not None:
+            red[-1] = te.reduce_axis((0, stop - start), name=f"r{axes[-1]}")
+            full[axes[-1]] = red[-1].var + start if start else red[-1].var
         return reducer(value(full), axis=red)
 
-    return te.compute(tuple(shape[a] for a in kept), body, name=name)
+    last = len(shape) - 1
+    head = head_and_tail(shape[last], reducer) if tuple(axes) == (last,) else None
+    if head is None:
+        return te.compute(out_shape, lambda *i: reduced(i), name=name)
+    # two reductions, for the CPU's vectorized schedule (see head_and_tail)
+    first = te.compute(out_shape, lambda *i: reduced(i, 0, head), name=f"{name}_head")
+    rest = te.compute(out_shape, lambda *i: reduced(i, head, shape[last]), name=f"{name}_tail")
+    return te.compute(out_shape, lambda *i: combine_parts(reducer, first(*i), rest(*i)), name=name)
 
 
 def _drop(idx: Sequence[Any], axes: Sequence[int]) -> list[Any]:

@@ -46,6 +46,10 @@ say otherwise:
   gives). With ``fast_math`` and a float32 computation the exponential is the elementwise
   ``exp``'s approximation (:func:`relay.op.lowering.elemwise.fast_exp_f32`).
 
+For the CPU, a reduction by ``te.sum``/``te.max``/``te.min`` along the last axis whose length
+is not whole vectors is two, a head of whole vectors and a tail, combined after
+(:func:`relay.op.lowering.common.head_and_tail`), so that the schedule vectorizes the head.
+
 The custom reducers (nan-propagating float max/min, argmax/argmin, bool or/and) are not in
 TVM's ``ReducerRegistry``, so a schedule cannot ``rfactor`` them (``te.sum``, integer
 ``te.max``/``te.min`` and the product are registered); see :func:`_comm_reducer`.
@@ -58,7 +62,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relay.ir.types import TensorType
-from relay.op.lowering.common import out as _out, static as _static
+from relay.op.lowering.common import combine_parts, head_and_tail, out as _out, static as _static
 from relay.op.lowering.elemwise import exp_expr
 from relay.op.reduce import _axis_attr, reduce_axes
 from relay.op.registry import LoweringCall, lowering_rule
@@ -155,8 +159,27 @@ def _plan(call: LoweringCall) -> _Plan:
 
 
 def _reduce(plan: _Plan, body: Body, reducer: Any, name: str) -> Any:
-    """``out[o] = reducer(body(data index))`` over the plan's reduced axes (at least one)."""
+    """``out[o] = reducer(body(data index))`` over the plan's reduced axes (at least one);
+    along the last axis, for the CPU, in two reductions when its length is not whole
+    vectors (:func:`relay.op.lowering.common.head_and_tail`)."""
     from tvm import te
+
+    last = len(plan.shape) - 1
+    head = head_and_tail(plan.shape[last], reducer) if plan.axes == (last,) else None
+    if head is not None:
+        n = plan.shape[last]
+
+        def part(out: Sequence[Any], start: int, stop: int) -> Any:
+            k = te.reduce_axis((0, stop - start), name=f"k{last}")
+            idx = plan.index(out, [k])
+            idx[last] = idx[last] + start if start else idx[last]
+            return reducer(body(idx, out), axis=[k])
+
+        first = te.compute(plan.out_shape, lambda *o: part(o, 0, head), name=f"{name}_head")
+        rest = te.compute(plan.out_shape, lambda *o: part(o, head, n), name=f"{name}_tail")
+        return te.compute(
+            plan.out_shape, lambda *o: combine_parts(reducer, first(*o), rest(*o)), name=name
+        )
 
     def fcompute(*out: Any) -> Any:
         iters = plan.iters()
