@@ -13,6 +13,8 @@ RELAY_CACHE_MB     1024     the on-disk kernel cache's size bound (least recentl
 RELAY_FAST_MATH    1        0: exact exp/tanh/sigmoid in compiled code (no approximations)
 RELAY_NATIVE_LOOPS 1        0: the VM runs loops instruction by instruction instead of
                             compiling them into one kernel (:mod:`relay.backend.vm.loops`)
+RELAY_SHARE_KERNELS 0       1: matrix products of several depths share one kernel: faster
+                            compilation, slower products (:mod:`relay.backend.share`)
 =================  =======  ===========================================================
 
 Tests override them with :func:`override`::
@@ -50,6 +52,7 @@ class Flags:
     cache_mb: int = 1024
     fast_math: bool = True
     native_loops: bool = True
+    share_kernels: bool = False
 
     @staticmethod
     def from_env() -> Flags:
@@ -63,6 +66,7 @@ class Flags:
             cache_mb=_env_int("RELAY_CACHE_MB", 1024),
             fast_math=_env_int("RELAY_FAST_MATH", 1) > 0,
             native_loops=_env_int("RELAY_NATIVE_LOOPS", 1) > 0,
+            share_kernels=_env_int("RELAY_SHARE_KERNELS", 0) > 0,
         )
 
 

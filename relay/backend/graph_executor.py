@@ -878,9 +878,9 @@ def compile_plan(func: Function, target: Target) -> tuple[GraphPlan, KernelLibra
     specializes such a function per shape)."""
     plan, prims = plan_function(func)
     shared: list[tuple[Function, tuple[int, ...]]]
-    if plan.shape_vars or target.kind != "llvm":
+    if plan.shape_vars or target.kind != "llvm" or not flags.get().share_kernels:
         shared = [(f, ()) for f in prims]
-    else:  # products of several depths share one kernel
+    else:  # products of several depths share one kernel (RELAY_SHARE_KERNELS=1)
         shared = share_kernels(prims)
     try:
         library, symbols = compile_functions([f for f, _ in shared], target)
