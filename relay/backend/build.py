@@ -62,7 +62,12 @@ if TYPE_CHECKING:
     from relay.backend.vm import VMExecutor
     from relay.passes.manager import Pass
 
-FORMAT = 1
+FORMAT = 2
+"""The format of saved executables: 2 since a plan's steps may pass a shared kernel its
+sizes (``Step.values``), which a reader of format 1 would drop and run the kernel without."""
+
+READABLE_FORMATS = (1, 2)
+"""The formats :meth:`Executable.load` reads (a format 1 file has no shared kernels)."""
 
 
 def optimize(
@@ -500,7 +505,7 @@ def load(path: str | os.PathLike[str]) -> Executable:
             text = z.read("program.rly").decode()
         except (KeyError, ValueError) as err:
             raise CompileError(f"{path} is not a relay executable: {err}") from None
-        if meta.get("format") != FORMAT:
+        if meta.get("format") not in READABLE_FORMATS:
             raise CompileError(f"{path}: unsupported executable format {meta.get('format')}")
         module = parse(text, str(path))
         entry = module.get_global_var(meta["entry"])

@@ -331,7 +331,8 @@ their runs take a microsecond or two either way, and LLVM's optimization costs t
 third of their compilation (2-core Sapphire Rapids, -O0 against -O1, (128, 10) operands:
 ``log_softmax`` 25.8 against 36.8 ms to compile, 6.3 against 5.3 us a call; ``sum`` along
 rows 11.1 / 15.7 ms, 0.96 / 0.36 us; ``multiply`` 11.1 / 15.8 ms, 0.26 / 0.23 us). Larger
-kernels keep -O1: at -O0 a row ``max`` of (128, 1024) took 15 us against 7. (LLVM fuses
+kernels keep -O1: at -O0 a row ``max`` of (128, 1024) took 15 us against 7, and so do
+heavy ones (a small convolution: 27.5 us at -O1, 41.5 at -O0). (LLVM fuses
 fewer multiply-adds at -O0: the fast ``exp``'s reduction is a multiply and a subtraction
 there. The approximations keep their documented bounds: ``exp`` 8.3e-8, ``tanh`` 2.74e-7,
 ``sigmoid`` 1.73e-7, measured in kernels of 8192 elements.)"""
@@ -382,7 +383,7 @@ def _parts(funcs: Sequence[Function], cores: int, small_at_o0: bool = True) -> l
         checked = is_dynamic(f) and not f.attrs.get(SHARED)
         if product:
             level = PRODUCT_OPT_LEVEL
-        elif small_at_o0 and not checked and _elements(f) < SMALL_KERNEL:
+        elif small_at_o0 and weight == 1 and not checked and _elements(f) < SMALL_KERNEL:
             level = 0
         else:
             level = 1
@@ -496,6 +497,11 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
                 raise
     ordered = sorted((item for part, _ in compiled for item in part), key=lambda t: t[0])
     kernels = {k.name: k for _, k in ordered}  # in the order of ``funcs``
+    # the module at -O0 first: it keeps TVM's startup function, which makes TVM's export
+    # call a library a "system library" when its last module has one, and register it in
+    # a table every such library overwrites (a warning at each load)
+    first = next((k for k, p in enumerate(parts) if p.opt_level == 0), 0)
+    compiled.insert(0, compiled.pop(first))
     main = compiled[0][1]
     for _, other in compiled[1:]:
         main.mod.import_module(other.mod)

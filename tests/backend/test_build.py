@@ -150,3 +150,30 @@ def @main(%x: Tensor[(13, 7), float32]) {
     assert "differs from the interpreter" in message
     assert "first differing kernel: fused_negative_1" in message
     assert "negative(%p0)" in message
+
+
+def test_saved_executables_say_their_format(tmp_path: Path) -> None:
+    # format 2: plan steps may pass a shared kernel its sizes, which a reader of format 1
+    # would drop (it refuses the file); files of format 1 still load
+    import json
+    import zipfile
+
+    exe = relay.build(relay.parse(PROGRAM))
+    path = tmp_path / "prog.relay"
+    exe.save(path)
+    with zipfile.ZipFile(path) as z:
+        assert json.loads(z.read("executable.json"))["format"] == 2
+        files = {n: z.read(n) for n in z.namelist()}
+    meta = json.loads(files["executable.json"])
+    old = tmp_path / "old.relay"
+    for fmt, target in ((1, old), (3, tmp_path / "new.relay")):
+        files["executable.json"] = json.dumps({**meta, "format": fmt}).encode()
+        with zipfile.ZipFile(target, "w") as z:
+            for n, data in files.items():
+                z.writestr(n, data)
+    x = np.linspace(-1, 1, 128, dtype=np.float32).reshape(8, 16)
+    w = np.linspace(1, -1, 64, dtype=np.float32).reshape(4, 16)
+    for a, b in zip(relay.Executable.load(old)(x, w), exe(x, w), strict=True):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(CompileError, match="unsupported executable format 3"):
+        relay.Executable.load(tmp_path / "new.relay")

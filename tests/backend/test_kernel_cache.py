@@ -379,3 +379,43 @@ def test_the_disk_write_goes_after_the_delay_or_a_flush(
     compiler.compile_functions([func(43)], Target())
     kernel_cache().flush()  # starts the write and waits for it
     assert len(entries(cache_dir)[1]) == 2
+
+
+TWO_LIBRARIES = """
+import numpy as np, relay
+@relay
+def f(x, big):
+    return np.exp(x) * 2.0, np.tanh(big) + 1.0
+@relay
+def g(x, big):
+    return np.log(np.abs(x)) * 2.0, np.sin(big) + 1.0
+x, big = np.ones(100, np.float32), np.ones(1 << 16, np.float32)
+f(x, big); g(x, big)
+print("done")
+"""
+
+
+def test_libraries_with_a_module_at_o0_load_quietly(cache_dir: Path) -> None:
+    # each library has a small kernel (-O0) and a large one (-O1); with the -O0 module
+    # last, TVM's export made it a "system library" that registered itself in a table the
+    # other overwrote, with a warning, when the second process loaded both
+    env = {**os.environ, "RELAY_CACHE_DIR": str(cache_dir), "RELAY_CACHE": "1"}
+    script = cache_dir.parent / "two_libraries.py"  # (@relay reads its functions' source)
+    script.write_text(TWO_LIBRARIES)
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
+        assert done.stderr == ""
+
+
+def test_heavy_small_kernels_keep_their_optimization() -> None:
+    from relay.backend.compiler import _parts
+
+    conv = primitive_op_function(
+        "nn.conv2d",
+        (np.zeros((1, 16, 16, 16), np.float32), np.zeros((16, 16, 3, 3), np.float32)),
+        {"padding": [1, 1]},
+    )
+    assert [p.opt_level for p in _parts([conv, func(40)], cores=2)] == [1, 0]
