@@ -44,7 +44,7 @@ def head_and_tail(extent: Any, reducer: Any) -> int | None:
     which needs a multiple of the lanes: TVM's ``rfactor`` drops the predicate that a split
     with a tail leaves, and the factored loop then reads past each row. A reduction of 1000
     values is therefore two: the head's 992, factored and vectorized, and the tail's 8 on
-    one lane, combined after (:func:`combine_parts`; TensorIR's ``create_prim_func`` drops
+    one lane, combined after (:func:`in_head_and_tail`; TensorIR's ``create_prim_func`` drops
     the ``init`` a ``te`` reduction may start from). (128, 1000) along rows: a sum
     took 30 us as one scalar reduction, 4.5 in two; a max 112 us, 10. Only TVM's own
     reducers split (``te.sum``, ``te.max``, ``te.min``: ``rfactor`` knows no other), and
@@ -62,11 +62,26 @@ def head_and_tail(extent: Any, reducer: Any) -> int | None:
     return extent - extent % VECTOR_LANES
 
 
-def combine_parts(reducer: Any, a: Any, b: Any) -> Any:
-    """Two partial results of a reduction by ``reducer`` (``te.sum``, ``te.max``,
-    ``te.min``) combined as the reducer does."""
+def in_head_and_tail(
+    shape: tuple[int, ...],
+    extent: int,
+    head: int,
+    reducer: Any,
+    part: Any,
+    name: str,
+) -> Any:
+    """A reduction of ``extent`` values along the last axis as two, over ``[0, head)`` and
+    ``[head, extent)`` (:func:`head_and_tail`), combined after: ``part(index, start, stop)``
+    is the reduction over that range at the output index."""
     from tvm import te, tirx
 
-    if reducer is te.sum:
-        return a + b
-    return tirx.max(a, b) if reducer is te.max else tirx.min(a, b)
+    first = te.compute(shape, lambda *i: part(i, 0, head), name=f"{name}_head")
+    rest = te.compute(shape, lambda *i: part(i, head, extent), name=f"{name}_tail")
+
+    def combined(*i: Any) -> Any:
+        a, b = first(*i), rest(*i)
+        if reducer is te.sum:
+            return a + b
+        return tirx.max(a, b) if reducer is te.max else tirx.min(a, b)
+
+    return te.compute(shape, combined, name=name)

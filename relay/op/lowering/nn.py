@@ -56,8 +56,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.op.lowering.common import (
-    combine_parts,
     head_and_tail,
+    in_head_and_tail,
     out as _out,
     static as _static,
     tensor_type as _tensor_type,
@@ -189,9 +189,7 @@ def _reduce_along(
     if head is None:
         return te.compute(out_shape, lambda *i: reduced(i), name=name)
     # two reductions, for the CPU's vectorized schedule (see head_and_tail)
-    first = te.compute(out_shape, lambda *i: reduced(i, 0, head), name=f"{name}_head")
-    rest = te.compute(out_shape, lambda *i: reduced(i, head, shape[last]), name=f"{name}_tail")
-    return te.compute(out_shape, lambda *i: combine_parts(reducer, first(*i), rest(*i)), name=name)
+    return in_head_and_tail(out_shape, shape[last], head, reducer, reduced, name)
 
 
 def _drop(idx: Sequence[Any], axes: Sequence[int]) -> list[Any]:

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from relay.ir.types import TensorType
-from relay.op.lowering.common import combine_parts, head_and_tail, out as _out, static as _static
+from relay.op.lowering.common import head_and_tail, in_head_and_tail, out as _out, static as _static
 from relay.op.lowering.elemwise import exp_expr
 from relay.op.reduce import _axis_attr, reduce_axes
 from relay.op.registry import LoweringCall, lowering_rule
@@ -175,11 +175,7 @@ def _reduce(plan: _Plan, body: Body, reducer: Any, name: str) -> Any:
             idx[last] = idx[last] + start if start else idx[last]
             return reducer(body(idx, out), axis=[k])
 
-        first = te.compute(plan.out_shape, lambda *o: part(o, 0, head), name=f"{name}_head")
-        rest = te.compute(plan.out_shape, lambda *o: part(o, head, n), name=f"{name}_tail")
-        return te.compute(
-            plan.out_shape, lambda *o: combine_parts(reducer, first(*o), rest(*o)), name=name
-        )
+        return in_head_and_tail(plan.out_shape, n, head, reducer, part, name)
 
     def fcompute(*out: Any) -> Any:
         iters = plan.iters()
