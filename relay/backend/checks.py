@@ -96,16 +96,24 @@ def _on_host(value: Any) -> Any:
 
 
 def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
+    from relay.backend.build import _is_typed
     from relay.backend.graph_executor import flatten_args, plan_function
     from relay.backend.interpreter import interpret
     from relay.backend.interpreter.values import to_value
     from relay.backend.lower import rebuild_type, static_shape
+    from relay.ir.module import Module
     from relay.ir.printer import astext
+    from relay.typecheck.checker import infer_type
 
     plan = exe.graph.plan if exe.graph is not None else exe.device_plan
     library = exe.library
     assert plan is not None and library is not None
-    _, prims = plan_function(exe.module.functions[exe.entry])
+    module = exe.module
+    if not _is_typed(module):  # an executable loaded from a file: its program is parsed text
+        typed = infer_type(module)
+        assert isinstance(typed, Module)
+        module = typed
+    _, prims = plan_function(module.functions[module.get_global_var(exe.entry.name_hint)])
     values: dict[int, Any] = dict(plan.constants)
     for slot, a in zip(plan.input_slots, flatten_args(args, plan.param_types), strict=True):
         values[slot] = to_value(a)

@@ -177,3 +177,16 @@ def test_saved_executables_say_their_format(tmp_path: Path) -> None:
         np.testing.assert_array_equal(a, b)
     with pytest.raises(CompileError, match="unsupported executable format 3"):
         relay.Executable.load(tmp_path / "new.relay")
+
+
+def test_checks_trace_a_loaded_executables_kernels(tmp_path: Path) -> None:
+    # the first differing kernel is found by replaying the plan on the program's primitive
+    # functions, which a loaded executable has as parsed, untyped text
+    from relay.backend.checks import _first_bad_kernel
+
+    exe = relay.build(relay.parse(PROGRAM))
+    exe.save(tmp_path / "prog.relay")
+    loaded = relay.Executable.load(tmp_path / "prog.relay")
+    x = np.linspace(-1, 1, 128, dtype=np.float32).reshape(8, 16)
+    w = np.linspace(1, -1, 64, dtype=np.float32).reshape(4, 16)
+    assert _first_bad_kernel(loaded, (x, w)) is None
