@@ -39,7 +39,12 @@ each: k = 1024, 1.083 ms shared against 1.024 static; k = 256, 0.241 against 0.2
 ms against 1.78-1.83, and the first call with a cold cache 98-101 ms against 141-152;
 mlp_train_step (8 product kernels, 6 shared) compiled ~45 ms faster, its step within noise.
 A symbolic depth split in blocks of 512 as the static schedule splits it ran at half speed
-(the split's predicate in the inner loop).
+(the split's predicate in the inner loop). Why the shared kernel is slower (its assembly, k =
+1024): the static kernel reads the 8 rows of its tile of ``A`` at constant displacements
+from one pointer (``vbroadcastss -28672(%rcx)``), the shared one, whose row stride is the
+depth, computes the 8 row addresses again at every step of ``k`` (``leaq``/``addq``, ~10
+integer instructions beside the 16 FMAs). Packing the tile of ``A`` along ``k`` (its rows
+interleaved) would give it constant displacements too; not tried.
 """
 
 from __future__ import annotations
