@@ -130,6 +130,16 @@ def test_every_layout_and_odd_size_compiles(name: str, everywhere: None) -> None
     assert ".target sm_90" in exe.ptx()
 
 
+def test_two_rows_times_a_wide_matrix_are_not_tiled() -> None:
+    # 256 tiles of 128 x 128, each with two rows of 128: dlight's rule takes it
+    text = (
+        "def @main(%x: Tensor[(2, 1024), float32], %w: Tensor[(1024, 32768), float32]) "
+        "{ nn.matmul(%x, %w) }"
+    )
+    kernel = product_kernel(relay.build(relay.parse(text), target=SM90))
+    assert not re.search(r"float \w+_local_ptr\[64\];", kernel)
+
+
 def test_loads_are_as_wide_as_the_rows_allow(everywhere: None) -> None:
     # rows of 262 floats are whole 8-byte vectors, not 16-byte ones; rows of 141, neither
     def loads(name: str) -> set[str]:

@@ -201,16 +201,17 @@ def schedule_product(sch: Any, tiles: Tiles | None = None) -> bool:
 def _choose(batch: int, m: int, n: int) -> Tiles | None:
     """The tiles of a ``batch`` of ``m x n`` products: :data:`TILES` where they make
     :data:`MIN_BLOCKS` blocks, else :data:`SMALL_TILES` where those make
-    :data:`MIN_SMALL_BLOCKS` and each is at least half full; None (dlight's) otherwise."""
+    :data:`MIN_SMALL_BLOCKS`, each tile at least half full; None (dlight's) otherwise."""
 
-    def blocks(t: Tiles) -> int:
-        return batch * -(-m // t.rows) * -(-n // t.cols)
+    def fits(t: Tiles, least: int) -> bool:
+        half_full = 2 * m >= t.rows and 2 * n >= t.cols
+        return half_full and batch * -(-m // t.rows) * -(-n // t.cols) >= least
 
-    if blocks(TILES) >= MIN_BLOCKS:
+    # (a matrix-vector product, one row or column of many, is dlight's GEMV's)
+    if fits(TILES, MIN_BLOCKS):
         return TILES
-    small = SMALL_TILES
-    if 2 * m >= small.rows and 2 * n >= small.cols and blocks(small) >= MIN_SMALL_BLOCKS:
-        return small
+    if fits(SMALL_TILES, MIN_SMALL_BLOCKS):
+        return SMALL_TILES
     return None
 
 
