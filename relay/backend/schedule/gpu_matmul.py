@@ -32,7 +32,8 @@ Loads and stores are 16 bytes only where the operand's rows are whole, aligned v
 
 Tiles of 128 x 128 (:data:`TILES`) need :data:`MIN_BLOCKS` of them to occupy the
 multiprocessors; a smaller product gets tiles of 64 x 64 (:data:`SMALL_TILES`, 4 x 4 results
-per thread) and one smaller still keeps dlight's 32 x 64. The rule takes static float32
+per thread) and one smaller still keeps dlight's 32 x 64, as does one whose tiles would be
+more than half padding. The rule takes static float32
 products whose operands are indexed by plain iterators (not a convolution's windows).
 
 Measured on an H100 (``tools/gpu/probe.py simt`` and ``small``, float32 without TF32): a
