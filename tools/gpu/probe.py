@@ -89,11 +89,26 @@ def one(threads: int, per: int) -> None:
     )
 
 
+def burst_ms(call: Any, reps: int, *args: Any) -> float:
+    """Median milliseconds per call of ``call(*args)`` over 5 bursts of ``reps`` calls, the
+    GPU synchronized around each burst."""
+    import torch
+
+    times = []
+    for _ in range(5):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            call(*args)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) / reps)
+    return statistics.median(times) * 1e3
+
+
 def products() -> None:
     """Float16 products of 4096 x 4096 matrices on the tensor cores, the second operand
     as nn.matmul takes it (K x N, transposed on its way to shared memory) and as nn.dense
     takes it (N x K)."""
-    import torch
 
     import relay
 
@@ -108,15 +123,7 @@ def products() -> None:
         )
         exe = relay.build(relay.parse(text), target="cuda")
         exe(a, b)
-        times = []
-        for _ in range(5):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(10):
-                exe(a, b)
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) / 10)
-        ms = statistics.median(times) * 1e3
+        ms = burst_ms(exe, 10, a, b)
         print(f"{op:10} float16 {n}: {ms:.3f} ms, {2 * n**3 / ms / 1e9:.1f} TFLOP/s")
 
 
@@ -181,15 +188,7 @@ def tiles(overrides: dict[str, int]) -> None:
         want = torch.from_dlpack(dx) @ (tw if op == "nn.matmul" else tw.T)
         err = float((got - want).norm() / want.norm())
         reps = 10 if m > 1000 else 200
-        times = []
-        for _ in range(5):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(reps):
-                exe(dx, dw)
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) / reps)
-        ms = statistics.median(times) * 1e3
+        ms = burst_ms(exe, reps, dx, dw)
         cells.append(f"{op[3:]} {m}: {ms:.3f} ms {2 * m * n * k / ms / 1e9:.1f} TF err {err:.0e}")
     print(overrides or "dlight", " | ".join(cells))
 
@@ -271,15 +270,7 @@ def simt(overrides: dict[str, Any]) -> None:
         tw = torch.from_dlpack(dw).double()
         want = torch.from_dlpack(dx).double() @ (tw if op == "nn.matmul" else tw.T)
         err = float((got - want).norm() / want.norm())
-        times = []
-        for _ in range(5):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            for _ in range(10):
-                exe(dx, dw)
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) / 10)
-        ms = statistics.median(times) * 1e3
+        ms = burst_ms(exe, 10, dx, dw)
         cells.append(
             f"{op[3:]}: {ms:.3f} ms {2 * n**3 / ms / 1e9:.1f} TF err {err:.0e} build {build_s:.1f} s"
         )
@@ -287,12 +278,7 @@ def simt(overrides: dict[str, Any]) -> None:
     xt = torch.from_dlpack(dx)
     wt = torch.from_dlpack(dw)
     xt @ wt  # (cuBLAS's first call sets it up)
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(10):
-        xt @ wt
-    torch.cuda.synchronize()
-    ms = (time.perf_counter() - t0) / 10 * 1e3
+    ms = burst_ms(torch.matmul, 10, xt, wt)
     cells.append(f"cuBLAS {ms:.3f} ms {2 * n**3 / ms / 1e9:.1f} TF")
     print(overrides or "default", " | ".join(cells), flush=True)
     print("SIMT_JSON", json.dumps(record), flush=True)
@@ -368,19 +354,19 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "small":
         small()
         return
-    if len(sys.argv) > 1 and sys.argv[1] == "simt":
+    sweeps: dict[str, tuple[Any, Any]] = {
+        "simt": (simt, SIMT),
+        "tiles": (tiles, TILES),
+    }
+    if len(sys.argv) > 1 and sys.argv[1] in sweeps:
+        run, variants = sweeps[sys.argv[1]]
         if len(sys.argv) > 2:
-            simt(json.loads(sys.argv[2]))
+            run(json.loads(sys.argv[2]))
             return
-        for overrides in SIMT:
-            subprocess.run([sys.executable, __file__, "simt", json.dumps(overrides)], check=False)
-        return
-    if len(sys.argv) > 1 and sys.argv[1] == "tiles":
-        if len(sys.argv) > 2:
-            tiles(json.loads(sys.argv[2]))
-            return
-        for overrides in TILES:
-            subprocess.run([sys.executable, __file__, "tiles", json.dumps(overrides)], check=False)
+        for overrides in variants:  # (each in a process of its own)
+            subprocess.run(
+                [sys.executable, __file__, sys.argv[1], json.dumps(overrides)], check=False
+            )
         return
     if len(sys.argv) > 1 and sys.argv[1] == "products":
         products()
