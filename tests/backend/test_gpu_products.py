@@ -57,6 +57,22 @@ PRODUCTS: dict[str, tuple[str, Any]] = {
         "{ transpose(nn.matmul(%x, %w)) }",
         lambda x, w: (x @ w).T,
     ),
+    "depth_of_3": (
+        "def @main(%x: Tensor[(130, 3), float32], %w: Tensor[(3, 70), float32]) "
+        "{ nn.matmul(%x, %w) }",
+        lambda x, w: x @ w,
+    ),
+    "broadcast_batch": (
+        "def @main(%x: Tensor[(1, 64, 12), float32], %y: Tensor[(4, 12, 64), float32]) "
+        "{ nn.batch_matmul(%x, %y, transpose_b=False) }",
+        lambda x, y: x @ y,
+    ),
+    "broadcast_prologue_and_epilogue": (
+        "def @main(%x: Tensor[(256, 12), float32], %y: Tensor[(1, 12), float32], "
+        "%w: Tensor[(12, 256), float32], %b: Tensor[(256, 1), float32]) "
+        "{ add(nn.matmul(add(%x, %y), %w), %b) }",
+        lambda x, y, w, b: (x + y) @ w + b,
+    ),
     "scaled_operand": (
         "def @main(%x: Tensor[(129, 67), float32], %w: Tensor[(67, 131), float32]) "
         "{ nn.matmul(multiply(%x, 2f), %w) }",
