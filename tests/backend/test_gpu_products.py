@@ -227,3 +227,30 @@ def test_a_fused_prologue_off_the_vector_boundary_gets_narrower_loads(
     source = "".join(str(m.inspect_source("cuda")) for m in _device_modules(library))
     loads = set(re.findall(r"\*\((float\d)\*\)\(x_ptr", source))
     assert loads == ({vector} if vector else set())
+
+
+def staged(kernel: str) -> set[str]:
+    """The operands a kernel prefetches through registers (``p0_local``, ``p1_local``)."""
+    return set(re.findall(r"\b(p\d)_local_ptr\[", kernel))
+
+
+def test_operands_are_prefetched_through_registers() -> None:
+    text = (
+        "def @main(%x: Tensor[(2048, 512), float32], %w: Tensor[(512, 2048), float32]) "
+        "{ nn.matmul(%x, %w) }"
+    )
+    assert staged(product_kernel(relay.build(relay.parse(text), target=SM90))) == {"p0", "p1"}
+
+
+@pytest.mark.parametrize("name", ["depth_of_3", "broadcast_batch"])
+def test_no_register_prefetch_where_it_would_not_match_the_shared_copy(
+    name: str, everywhere: None
+) -> None:
+    # TVM clips a register stage to the operand's bounds (a depth under one step, fewer
+    # columns than one tile) or spans it over a broadcast batch and the columns: its
+    # elements are then not those the thread stores to shared memory (a CPU emulation of
+    # these kernels gave wrong results for every output); the product is prefetched
+    # through shared memory alone
+    kernel = product_kernel(relay.build(relay.parse(PRODUCTS[name][0]), target=SM90))
+    assert "__launch_bounds__(256)" in kernel
+    assert staged(kernel) == set()

@@ -53,6 +53,7 @@ scheduled function's launch is checked against the device's limits
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -141,6 +142,7 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
     several = Relays(schedule_outputs)
     ordered = [
         Relays(schedule_product),
+        Relays(functools.partial(schedule_product, stage=False)),
         *found[:2],
         transposed,
         *found[2:-1],

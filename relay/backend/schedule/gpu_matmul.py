@@ -22,7 +22,12 @@ prologue and epilogue fused) is computed in tiles of ``BM x BN`` results per thr
   "registers"): the loop over steps of ``k`` loads step ``t + 1`` from global memory into
   registers, computes step ``t`` from the shared tiles, then, after a barrier, stores the
   registers into them. The global loads' latency is hidden behind the 8 x 8 x BK
-  multiply-adds of the step (two barriers a step, one shared tile of each operand).
+  multiply-adds of the step (two barriers a step, one shared tile of each operand). A
+  thread's staged registers must hold the elements it later stores, so both copies must run
+  over the same tile in the same order; where TVM clips the staged region to the operand's
+  bounds (a depth under one step, fewer columns than a tile) or spans it over a broadcast
+  batch, the schedule instead double-buffers shared memory without registers
+  (``schedule_product(..., stage=False)``, the next rule).
 * **Epilogue in the write-back**: accumulators are written 4 consecutive results at a time
   (16-byte stores) with the fused epilogue (bias, activation, cast) applied on the way.
 
@@ -110,12 +115,13 @@ def settings() -> str:
     )
 
 
-def schedule_product(sch: Any, tiles: Tiles | None = None) -> bool:
+def schedule_product(sch: Any, tiles: Tiles | None = None, stage: bool = True) -> bool:
     """Schedule the matrix product of ``sch`` (a ``tvm.s_tir.Schedule`` of one lowered
     kernel) as the module docstring describes, in ``tiles`` (by default :data:`TILES`, or
     :data:`SMALL_TILES` where those give too few blocks); False, with ``sch`` possibly
     modified, where the kernel is not a static product of :data:`DTYPES` or is too small
-    for either."""
+    for either, or where an operand's register stage would not match its shared copy
+    (:func:`_fetch`; ``stage=False`` then prefetches without registers)."""
     from tvm.s_tir.dlight.analysis import get_root_block
     from tvm.s_tir.dlight.gpu.matmul import (
         auto_inline_consumer_chain,
@@ -155,6 +161,8 @@ def schedule_product(sch: Any, tiles: Tiles | None = None) -> bool:
     t = tiles or _choose(batch, m, n)
     if t is None:
         return False
+    if not stage and t.pipeline == "registers":
+        t = dataclasses.replace(t, pipeline="shared")
     sch.pad_einsum(main, [1, t.rows, t.cols, t.step])
     b, i, j, k = sch.get_loops(main)
     by, vy, ty, yi = sch.split(i, [None, t.virtual_y, t.threads_y, t.micro])
@@ -171,8 +179,11 @@ def schedule_product(sch: Any, tiles: Tiles | None = None) -> bool:
 
     result = sch.cache_write(main, 0, "local")
     sch.reverse_compute_at(result, tx, preserve_unit_loops=True)
-    for operand, rows in ((0, m), (1, n)):
-        _fetch(sch, main, operand, ko, t, rows, depth)
+    try:
+        for operand, rows in ((0, m), (1, n)):
+            _fetch(sch, main, operand, ko, t, rows, depth)
+    except _Unstaged:
+        return False  # (schedule_gpu then tries again with ``stage=False``)
     for operand in (0, 1):
         fragment = sch.cache_read(main, operand, "local")
         sch.compute_at(fragment, ki, preserve_unit_loops=True)
@@ -214,6 +225,16 @@ def _choose(batch: int, m: int, n: int) -> Tiles | None:
     if fits(SMALL_TILES, MIN_SMALL_BLOCKS):
         return SMALL_TILES
     return None
+
+
+class _Unstaged(Exception):
+    """The register stage of an operand's copy would not match its shared copy."""
+
+
+def _extents(sch: Any, block: Any) -> list[int]:
+    """The extents of ``block``'s own loops, those of 1 left out."""
+    loops = sch.get_loops(block)[-len(sch.get(block).iter_vars) :]
+    return [n for n in (int(sch.get(loop).extent) for loop in loops) if n != 1]
 
 
 def _vector_width(regions: Any, var: Any, widest: int) -> int:
@@ -273,6 +294,12 @@ def _fetch(sch: Any, main: Any, operand: int, ko: Any, t: Tiles, rows: int, dept
     if t.pipeline == "registers":
         staged = sch.cache_read(shared, 0, "local")
         sch.compute_at(staged, ko, preserve_unit_loops=True)
+        # each thread stores to shared memory the elements it staged only where both copies
+        # iterate over the same tile in the same order: not where TVM clipped the staged
+        # region to the operand's bounds (one tile along its contiguous axis: K < BK, or
+        # N < BN) or where it spans several of the operand's axes (a broadcast batch)
+        if _extents(sch, staged) != _extents(sch, shared):
+            raise _Unstaged
         copies.insert(0, staged)
     for copy in copies:
         loops = sch.get_loops(copy)[-len(sch.get(copy).iter_vars) :]
