@@ -26,7 +26,9 @@ prologue and epilogue fused) is computed in tiles of ``BM x BN`` results per thr
   thread's staged registers must hold the elements it later stores, so both copies must run
   over the same tile in the same order; where TVM clips the staged region to the operand's
   bounds (a depth under one step, fewer columns than a tile) or spans it over a broadcast
-  batch, the schedule instead double-buffers shared memory without registers
+  batch, or where the operand's contiguous axis is a broadcast batch fused with its rows
+  (read at ``j % n``: TVM does not compile that staged copy), the schedule instead
+  double-buffers shared memory without registers
   (``schedule_product(..., stage=False)``, the next rule).
 * **Epilogue in the write-back**: accumulators are written 4 consecutive results at a time
   (16-byte stores) with the fused epilogue (bias, activation, cast) applied on the way.
@@ -232,9 +234,15 @@ class _Unstaged(Exception):
 
 
 def _extents(sch: Any, block: Any) -> list[int]:
-    """The extents of ``block``'s own loops, those of 1 left out."""
+    """The extents of ``block``'s own loops, those of 1 left out (:class:`_Unstaged` where
+    one is not a constant: TVM clipped the region to the operand's bounds)."""
+    from relay.backend.runtime import tvm
+
     loops = sch.get_loops(block)[-len(sch.get(block).iter_vars) :]
-    return [n for n in (int(sch.get(loop).extent) for loop in loops) if n != 1]
+    extents = [sch.get(loop).extent for loop in loops]
+    if not all(isinstance(n, tvm().tirx.IntImm) for n in extents):
+        raise _Unstaged
+    return [int(n) for n in extents if int(n) != 1]
 
 
 def _vector_width(regions: Any, var: Any, widest: int) -> int:
@@ -271,6 +279,7 @@ def _fetch(sch: Any, main: Any, operand: int, ko: Any, t: Tiles, rows: int, dept
     whole vectors (through registers first when ``t.pipeline`` is "registers"); the shared
     block."""
     from tvm.s_tir.dlight.gpu.matmul import auto_inline_producers
+    from tvm.sym import detect_linear_equation
 
     from relay.backend.runtime import tvm
 
@@ -292,6 +301,14 @@ def _fetch(sch: Any, main: Any, operand: int, ko: Any, t: Tiles, rows: int, dept
         sch.reorder(k, i)
     copies = [shared]
     if t.pipeline == "registers":
+        if not all(
+            detect_linear_equation(r.region[-1].min, [v_k if along_k else v_i]) for r in reads
+        ):
+            # the contiguous axis is a broadcast batch fused with the rows (``b * n + j``,
+            # read at ``j % n``): TVM's lowering of the vectorized copy out of the staged
+            # registers leaves a vector lane undefined ("variables ... are used, but are
+            # not passed in as API arguments"), and the kernel ran on the CPU
+            raise _Unstaged
         staged = sch.cache_read(shared, 0, "local")
         sch.compute_at(staged, ko, preserve_unit_loops=True)
         # each thread stores to shared memory the elements it staged only where both copies
