@@ -193,9 +193,9 @@ def schedule_product(sch: Any, tiles: Tiles | None = None, stage: bool = True) -
         sch.vectorize(vec)
     auto_inline_consumer_chain(sch, result)
     # a row of a thread's sub-tile is one 16-byte store (with the epilogue) where the
-    # output's columns are whole, aligned vectors
+    # output's columns are whole, aligned vectors of 4 (else scalar stores)
     block = sch.get(result)
-    if n % t.micro == 0 and _vector_width(block.writes, block.iter_vars[2].var, t.micro) > 1:
+    if n % t.micro == 0 and _vector_width(block.writes, block.iter_vars[2].var, t.micro) == t.micro:
         _, vec = sch.split(sch.get_loops(result)[-1], [None, t.micro])
         sch.vectorize(vec)
     sch.decompose_reduction(main, ko)
@@ -233,13 +233,17 @@ class _Unstaged(Exception):
     """The register stage of an operand's copy would not match its shared copy."""
 
 
+def _own_loops(sch: Any, block: Any) -> list[Any]:
+    """The loops of ``block``'s own iterators (those inside the loop it was computed at)."""
+    return list(sch.get_loops(block)[-len(sch.get(block).iter_vars) :])
+
+
 def _extents(sch: Any, block: Any) -> list[int]:
     """The extents of ``block``'s own loops, those of 1 left out (:class:`_Unstaged` where
     one is not a constant: TVM clipped the region to the operand's bounds)."""
     from relay.backend.runtime import tvm
 
-    loops = sch.get_loops(block)[-len(sch.get(block).iter_vars) :]
-    extents = [sch.get(loop).extent for loop in loops]
+    extents = [sch.get(loop).extent for loop in _own_loops(sch, block)]
     if not all(isinstance(n, tvm().tirx.IntImm) for n in extents):
         raise _Unstaged
     return [int(n) for n in extents if int(n) != 1]
@@ -292,7 +296,8 @@ def _fetch(sch: Any, main: Any, operand: int, ko: Any, t: Tiles, rows: int, dept
     # the operand's contiguous axis in global memory: the one its last index varies with
     reads = [r for r in block.reads if str(r.source.scope()) == "global"]
     along_k = not reads or any(v.same_as(v_k) for r in reads for v in undefined(r.region[-1].min))
-    vector = _vector_width(reads, v_k if along_k else v_i, t.micro)
+    contiguous = v_k if along_k else v_i
+    vector = _vector_width(reads, contiguous, t.micro)
     while (depth if along_k else rows) % vector:
         vector //= 2
     sch.transform_layout(shared, ("write", 0), lambda b, i, k: (b, k, i))
@@ -301,9 +306,7 @@ def _fetch(sch: Any, main: Any, operand: int, ko: Any, t: Tiles, rows: int, dept
         sch.reorder(k, i)
     copies = [shared]
     if t.pipeline == "registers":
-        if not all(
-            detect_linear_equation(r.region[-1].min, [v_k if along_k else v_i]) for r in reads
-        ):
+        if not all(detect_linear_equation(r.region[-1].min, [contiguous]) for r in reads):
             # the contiguous axis is a broadcast batch fused with the rows (``b * n + j``,
             # read at ``j % n``): TVM's lowering of the vectorized copy out of the staged
             # registers leaves a vector lane undefined ("variables ... are used, but are
@@ -319,8 +322,8 @@ def _fetch(sch: Any, main: Any, operand: int, ko: Any, t: Tiles, rows: int, dept
             raise _Unstaged
         copies.insert(0, staged)
     for copy in copies:
-        loops = sch.get_loops(copy)[-len(sch.get(copy).iter_vars) :]
-        _, ty, tx, vec = sch.split(sch.fuse(*loops), [None, t.threads_y, t.threads_x, vector])
+        fused = sch.fuse(*_own_loops(sch, copy))
+        _, ty, tx, vec = sch.split(fused, [None, t.threads_y, t.threads_x, vector])
         sch.bind(ty, "threadIdx.y")
         sch.bind(tx, "threadIdx.x")
         sch.vectorize(vec)
