@@ -3,7 +3,7 @@
     python benchmarks/gpu.py [--no-compile] [--json PATH] [NAME ...]
 
 Workloads (shared/bench/workloads.md, and issue 11's list): ``ew_chain``; ``matmul_4096``
-in float32 and float16; ``mlp_train_step`` (relay.grad); ``conv_block``. Each runs as a
+in float32, float16 and bfloat16; ``mlp_train_step`` (relay.grad); ``conv_block``. Each runs as a
 relay program built for ``target="cuda"`` with its arguments placed on the GPU once
 (``relay.device_put``), as PyTorch eager and as ``torch.compile`` (``--no-compile`` leaves it
 out), its result checked against the float64 reference. Times are the median over
@@ -58,10 +58,23 @@ def burst_ms(call: Callable[[], Any], sync: Callable[[], None], budget_s: float 
 
 
 def matmul_inputs(dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    from relay.backend.runtime import numpy_dtype
+
     r = np.random.default_rng(9)
-    a = (r.standard_normal((4096, 4096)) / 64).astype(dtype)
-    b = (r.standard_normal((4096, 4096)) / 64).astype(dtype)
+    a = (r.standard_normal((4096, 4096)) / 64).astype(numpy_dtype(dtype))
+    b = (r.standard_normal((4096, 4096)) / 64).astype(numpy_dtype(dtype))
     return a, b
+
+
+def to_torch(a: np.ndarray) -> Any:
+    """``a`` as a PyTorch CUDA tensor (an ``ml_dtypes`` bfloat16 array through its bits:
+    PyTorch reads no numpy bfloat16)."""
+    import torch
+
+    a = np.ascontiguousarray(a)
+    if a.dtype.name == "bfloat16":
+        return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16).cuda()
+    return torch.from_numpy(a).cuda()
 
 
 def matmul_ref(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -83,6 +96,7 @@ def cases() -> dict[
     out: dict[str, Any] = {"ew_chain": (progs["ew_chain"], w.inputs, w.reference, w.rtol, w.atol)}
     out["matmul_4096_f32"] = (matmul, lambda: matmul_inputs("float32"), matmul_ref, 1e-3, 1e-3)
     out["matmul_4096_f16"] = (matmul, lambda: matmul_inputs("float16"), matmul_ref, 2e-2, 2e-2)
+    out["matmul_4096_bf16"] = (matmul, lambda: matmul_inputs("bfloat16"), matmul_ref, 5e-2, 5e-2)
     for name in ("mlp_train_step", "conv_block"):
         w = refs[name]
         out[name] = (progs[name], w.inputs, w.reference, w.rtol, w.atol)
@@ -150,7 +164,7 @@ def main() -> None:
         dargs = [relay.device_put(a) for a in args]
         status = check(name, exe(*dargs), want, rtol, atol)
         relay_ms = burst_ms(lambda exe=exe, dargs=dargs: exe(*dargs), dev.sync)
-        targs = [torch.from_numpy(np.ascontiguousarray(a)).cuda() for a in args]
+        targs = [to_torch(a) for a in args]
         eager = torch_version(name)
         eager_ms = burst_ms(lambda eager=eager, targs=targs: eager(*targs), torch.cuda.synchronize)
         compiled_ms = float("nan")

@@ -653,11 +653,11 @@ def _build_gpu(
     a machine with the GPU. Kernels without a GPU schedule are compiled for the host and
     named in the debug output (``exe.placement`` lists them)."""
     from relay.backend.graph_executor import compile_plan
-    from relay.backend.schedule.gpu import TRANSPOSED_OPERANDS
+    from relay.backend.schedule.gpu import transposed_operands
     from relay.passes.alter_layout import AlterProductLayout
     from relay.passes.fuse_ops import SCALAR_EPILOGUES_CONFIG
 
-    layout = [AlterProductLayout(TRANSPOSED_OPERANDS)] if opt_level >= 2 else []
+    layout = [AlterProductLayout(transposed_operands(target))] if opt_level >= 2 else []
     optimized = optimize(typed, gv, opt_level, layout, {SCALAR_EPILOGUES_CONFIG: False})
     gv = optimized.get_global_var(gv.name_hint)
     try:

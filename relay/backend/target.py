@@ -82,6 +82,11 @@ KINDS = ("llvm", "cuda", "vta")
 
 
 @cache
+def sm_version(arch: str) -> int:
+    """The compute capability of the CUDA architecture ``arch`` as a number (``sm_90a``: 90)."""
+    return int(re.sub(r"\D", "", arch) or 0)
+
+
 def cuda_arch() -> str | None:
     """The architecture (``sm_<major><minor>``) of this machine's first CUDA device, or None
     without one."""

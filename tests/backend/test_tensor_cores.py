@@ -1,4 +1,4 @@
-"""Float16 products on the tensor cores (relay.backend.schedule.tensorize).
+"""Float16 and bfloat16 products on the tensor cores (relay.backend.schedule.tensorize).
 
 Without a GPU: which products compile to WMMA instructions (in the CUDA C and in nvcc's
 PTX), and relay's replacement of TVM's ``tensorize`` refusing blocks that do not compute
@@ -50,20 +50,114 @@ PRODUCTS: dict[str, tuple[str, list[tuple[int, ...]], Any]] = {
 }
 
 
+DTYPES = ["float16", "bfloat16"]
+
+
+def product(name: str, dtype: str) -> str:
+    """The text of product ``name`` with ``dtype`` operands."""
+    return PRODUCTS[name][0].replace("float16", dtype)
+
+
 def wmma_instructions(ptx: str) -> set[str]:
     return set(re.findall(r"\bwmma\.(load|mma|store)\b", ptx))
 
 
+def wmma_products(ptx: str) -> set[str]:
+    """The types of the WMMA multiply-adds in ``ptx``: the result's and the addend's, with
+    the operands' between them where they are not float16 (``f32.bf16.bf16.f32``)."""
+    return set(re.findall(r"\bwmma\.mma\.sync\.aligned\.\w+\.\w+\.m16n16k16\.([\w.]+)\s", ptx))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", list(PRODUCTS))
-def test_float16_products_run_on_the_tensor_cores(name: str) -> None:
-    text, _, _ = PRODUCTS[name]
-    exe = relay.build(relay.parse(text), target=SM90)
+def test_float16_and_bfloat16_products_run_on_the_tensor_cores(name: str, dtype: str) -> None:
+    exe = relay.build(relay.parse(product(name, dtype)), target=SM90)
     assert set(exe.placement.values()) == {"cuda"}
     assert "nvcuda::wmma::mma_sync" in exe.cuda_source()
     assert wmma_instructions(exe.ptx()) == {"load", "mma", "store"}
+    types = {"float16": "f32.f32", "bfloat16": "f32.bf16.bf16.f32"}[dtype]
+    assert wmma_products(exe.ptx()) == {types}  # float32 accumulators
     # a K x N operand is transposed once, by a kernel of its own (AlterProductLayout)
     transposes = [k for k in exe.kernels if k.startswith("fused_transpose")]
     assert len(transposes) == (0 if name == "dense_odd" else 1)
+
+
+def test_bfloat16_products_need_sm_80() -> None:
+    # WMMA takes bfloat16 from sm_80 on: before, the product is SIMT and its operand is
+    # not transposed for the tensor cores
+    text = product("matmul_bias_relu", "bfloat16")
+    exe = relay.build(relay.parse(text), target=Target("cuda", arch="sm_75"))
+    assert set(exe.placement.values()) == {"cuda"}
+    assert "wmma" not in exe.cuda_source() and not wmma_instructions(exe.ptx())
+    assert not [k for k in exe.kernels if k.startswith("fused_transpose")]
+    exe = relay.build(relay.parse(text), target=Target("cuda", arch="sm_80"))
+    assert wmma_products(exe.ptx()) == {"f32.bf16.bf16.f32"}
+    # float16 from sm_70 on (this nvcc's oldest is sm_75)
+    text = product("matmul_bias_relu", "float16")
+    exe = relay.build(relay.parse(text), target=Target("cuda", arch="sm_75"))
+    assert wmma_products(exe.ptx()) == {"f32.f32"}
+
+
+def test_the_bfloat16_context_restores_dlight_and_the_intrinsics() -> None:
+    import importlib
+    import sys
+
+    from relay.backend.schedule.tensorize import (
+        bfloat16_intrin_group,
+        wmma_intrin_group,
+        wmma_tensorize,
+    )
+
+    rules = importlib.import_module("tvm.s_tir.dlight.gpu.matmul")
+    before = rules.get_in_out_dtypes
+    loaded = sys.modules.get("tvm.s_tir.tensor_intrin.cuda")
+    with wmma_tensorize("bfloat16"):
+        from tvm.s_tir.tensor_intrin.cuda import get_wmma_intrin_group
+
+        assert get_wmma_intrin_group is bfloat16_intrin_group
+        assert rules.get_in_out_dtypes is not before
+    assert rules.get_in_out_dtypes is before
+    assert sys.modules.get("tvm.s_tir.tensor_intrin.cuda") is loaded
+    with wmma_tensorize():
+        from tvm.s_tir.tensor_intrin.cuda import get_wmma_intrin_group
+
+        assert loaded is not None or get_wmma_intrin_group is wmma_intrin_group
+        assert rules.get_in_out_dtypes is before
+
+
+def test_a_product_of_float16_and_bfloat16_operands_stays_simt() -> None:
+    text = (
+        "def @main(%x: Tensor[(128, 128), float16], %w: Tensor[(128, 128), bfloat16]) "
+        '{ nn.matmul(cast(%x, dtype="float32"), cast(%w, dtype="float32")) }'
+    )
+    exe = relay.build(relay.parse(text), target=SM90)
+    assert set(exe.placement.values()) == {"cuda"}
+    assert "wmma" not in exe.cuda_source()
+
+
+def test_bfloat16_intrinsic_names() -> None:
+    from relay.backend.schedule.tensorize import bfloat16_intrin_group, wmma_intrinsic
+
+    # dlight's float16 rule asks for float16 intrinsics; a bfloat16 product gets these
+    group = bfloat16_intrin_group("shared.dyn", "shared.dyn", "float16", "float32", True)
+    assert group == {
+        "init": "wmma_fill_16x16x16_f32",
+        "load_a": "wmma_load_16x16x16_bf16_a_shared_dyn",
+        "load_b": "wmma_load_16x16x16_bf16_b_trans_shared_dyn",
+        "compute": "wmma_sync_16x16x16_bf16bf16f32_trans",
+        "store": "wmma_store_16x16x16_f32_shared_dyn",
+    }
+    for name in group.values():
+        wmma_intrinsic(name)
+    _, (src, dst), _ = wmma_intrinsic("wmma_load_16x16x16_bf16_b_trans_shared_dyn")
+    assert (str(src.dtype), str(dst.dtype), dst.scope()) == (
+        "bfloat16",
+        "bfloat16",
+        "wmma.matrix_b",
+    )
+    # WMMA has no bfloat16 accumulator: dlight's float16-accumulator retry is refused
+    with pytest.raises(ValueError, match="does not implement wmma_sync_16x16x16_bf16bf16f16"):
+        wmma_intrinsic("wmma_sync_16x16x16_bf16bf16f16")
 
 
 @pytest.mark.parametrize(
@@ -140,17 +234,23 @@ def test_tvm_tensorize_is_restored_after_a_rule() -> None:
 
 @gpu
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", list(PRODUCTS))
-def test_tensor_core_products_match_numpy(name: str) -> None:
-    text, shapes, reference = PRODUCTS[name]
+def test_tensor_core_products_match_numpy(name: str, dtype: str) -> None:
+    from relay.backend.runtime import numpy_dtype
+
+    _, shapes, reference = PRODUCTS[name]
+    np_dtype = numpy_dtype(dtype)
     rng = np.random.default_rng(7)
-    args = [rng.standard_normal(s).astype(np.float16) for s in shapes]
-    got = relay.build(relay.parse(text), target="cuda")(*args).numpy()
+    args = [rng.standard_normal(s).astype(np_dtype) for s in shapes]
+    exe = relay.build(relay.parse(product(name, dtype)), target="cuda")
+    got = exe(*args).numpy()
     want = reference(*[a.astype(np.float64) for a in args])
-    assert got.dtype == np.float16 and got.shape == want.shape
-    # float16 operands, float32 accumulators, a float16 result
+    assert got.dtype == np_dtype and got.shape == want.shape
+    # 16-bit operands, float32 accumulators, a 16-bit result: its rounding (float16 keeps
+    # 11 bits, bfloat16 8) bounds the error
     err = np.linalg.norm(got.astype(np.float64) - want) / np.linalg.norm(want)
-    assert err < 2e-3, err
+    assert err < (2e-3 if dtype == "float16" else 8e-3), err
 
 
 def test_tvm_intrinsic_registry_is_not_imported() -> None:

@@ -11,7 +11,9 @@ relay's rules between):
   thread fed from shared memory, the next step prefetched through registers (49 TFLOP/s on
   an H100, cuBLAS's 52);
 * ``Matmul``: a matrix product (and batched), tiled through shared memory with its
-  epilogue. A product of float16 matrices whose sizes are all over 64 runs on
+  epilogue. A product of float16 matrices (bfloat16 from ``sm_80`` on, the same rule with
+  the bfloat16 intrinsics: :func:`relay.backend.schedule.tensorize.wmma_tensorize`) whose
+  sizes are all over 64 runs on
   the tensor cores (dlight's WMMA rule: 16 x 16 x 16 fragments, float32 accumulators,
   shared memory double-buffered), with dlight's ``tensorize`` calls done by relay's own
   (:mod:`relay.backend.schedule.tensorize`: TVM's crashes this wheel); if that schedule
@@ -63,15 +65,21 @@ from relay.backend.schedule.tensorize import wmma_tensorize
 from relay.backend.target import Target
 from relay.errors import CompileError
 
-TENSOR_CORE_DTYPES = ("float16",)
-"""Input dtypes of the products put on the tensor cores (dlight's int8 WMMA schedule fails
-in TVM's CUDA code generator, ``fragment_info_``, so int8 products stay SIMT)."""
+TENSOR_CORE_DTYPES = {"float16": 70, "bfloat16": 80}
+"""Input dtypes of the products put on the tensor cores, with the least architecture whose
+WMMA takes them (``sm_70`` float16, ``sm_80`` bfloat16; CUDA C++ Programming Guide, "Warp
+Matrix Functions"). dlight's int8 WMMA schedule fails in TVM's CUDA code generator
+(``fragment_info_``), so int8 products stay SIMT."""
 
 
-TRANSPOSED_OPERANDS = ("float16",)
-"""Dtypes of the GPU products whose operands are laid out along the reduced axis before
-fusion (relay.passes.alter_layout: ``nn.matmul``'s K x N operand transposed once, then
-copied to shared memory with vector loads)."""
+def transposed_operands(target: Target) -> tuple[str, ...]:
+    """Dtypes of the GPU products whose operands are laid out along the reduced axis before
+    fusion (relay.passes.alter_layout: ``nn.matmul``'s K x N operand transposed once, then
+    copied to shared memory with vector loads): those ``target``'s tensor cores take."""
+    from relay.backend.target import sm_version
+
+    version = sm_version(target.arch)
+    return tuple(d for d, least in TENSOR_CORE_DTYPES.items() if version >= least)
 
 
 class NoGPUSchedule(CompileError):
@@ -103,6 +111,19 @@ def _rules() -> list[Any]:
         dl.gpu.GeneralReduction(),
         dl.gpu.Fallback(),
     ]
+
+
+def tensor_core_operands(lowered: LoweredFunc, target: Target) -> str | None:
+    """The dtype of ``lowered``'s operands if it may be a product for the tensor cores of
+    ``target`` (see :data:`TENSOR_CORE_DTYPES`; dlight's rule decides whether it is one),
+    else None."""
+    from relay.backend.target import sm_version
+
+    dtypes = {str(t.dtype) for t in lowered.inputs} & set(TENSOR_CORE_DTYPES)
+    if len(dtypes) != 1:
+        return None
+    (dtype,) = dtypes
+    return dtype if sm_version(target.arch) >= TENSOR_CORE_DTYPES[dtype] else None
 
 
 def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
@@ -152,13 +173,16 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
         Relays(rows),
     ]
     rules = [(rule, simt) for rule in ordered]
-    if any(str(t.dtype) in TENSOR_CORE_DTYPES for t in lowered.inputs):
+    operands = tensor_core_operands(lowered, target)
+    if operands is not None:
         rules.insert(0, (found[0], func))  # dlight's Matmul on the tensor cores first
     for rule, f in rules:
         try:
             # (dlight's Matmul imports the names of TVM's WMMA intrinsics for float16 and
             # int8 products, and its tensor-core attempt calls tensorize)
-            with wmma_tensorize() if rule is found[0] else contextlib.nullcontext():
+            # (a bfloat16 product's tensor-core attempt: see wmma_tensorize)
+            dtype = operands if f is func and operands else "float16"
+            with wmma_tensorize(dtype) if rule is found[0] else contextlib.nullcontext():
                 space = rule.apply(f, tvm_target, False)
         except Exception as err:
             lines = str(err).strip().splitlines() or [""]

@@ -34,6 +34,7 @@ intrinsics' semantics are those of TVM's ``tensor_intrin/cuda.py`` and CUDA's WM
 from __future__ import annotations
 
 import contextlib
+import importlib
 import re
 import sys
 import threading
@@ -96,7 +97,7 @@ def tensorize(sch: Any, target: Any, intrin_name: str) -> None:
 TILE = 16
 """The WMMA fragment: 16 x 16 x 16."""
 
-_DTYPES = {"f16": "float16", "f32": "float32"}
+_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32"}
 _SCOPES = {"shared": "shared", "shared_dyn": "shared.dyn", "global": "global"}
 
 
@@ -104,14 +105,15 @@ def wmma_intrinsic(name: str) -> tuple[str, list[Any], Any]:
     """The WMMA intrinsic ``name`` (named as ``tvm.s_tir.tensor_intrin.cuda`` names
     them, ``get_wmma_intrin_group``): its family, the buffers it takes (16 x 16, with
     their strides and offsets free, to be bound by ``match_buffer``) and the call that
-    implements it. ``ValueError`` for anything but float16 products."""
+    implements it. ``ValueError`` for anything but float16 and bfloat16 products (a
+    bfloat16 product accumulates in float32: WMMA has no bfloat16 accumulator)."""
     from relay.backend.runtime import tvm
 
     tirx = tvm().tirx
     m = re.fullmatch(
-        r"wmma_(load)_16x16x16_f16_(a|b)(_trans)?_(shared|shared_dyn)"
+        r"wmma_(load)_16x16x16_(f16|bf16)_(a|b)(_trans)?_(shared|shared_dyn)"
         r"|wmma_(fill)_16x16x16_(f16|f32)"
-        r"|wmma_(sync)_16x16x16_f16f16(f16|f32)(_trans)?"
+        r"|wmma_(sync)_16x16x16_(f16f16(?:f16|f32)|bf16bf16f32)(_trans)?"
         r"|wmma_(store)_16x16x16_(f16|f32)_(shared|shared_dyn|global)",
         name,
     )
@@ -135,26 +137,28 @@ def wmma_intrinsic(name: str) -> tuple[str, list[Any], Any]:
         return offset // stride // TILE * (stride // TILE) + offset % stride // TILE
 
     if m.group(1):  # load a (or b) operand from shared memory into its fragment
-        layout = "col_major" if m.group(3) else "row_major"
-        src = buffer("float16", _SCOPES[m.group(4)])
-        dst = buffer("float16", f"wmma.matrix_{m.group(2)}")
-        ptr = src.access_ptr("r", ptr_type="float16")
+        layout = "col_major" if m.group(4) else "row_major"
+        operand = _DTYPES[m.group(2)]
+        src = buffer(operand, _SCOPES[m.group(5)])
+        dst = buffer(operand, f"wmma.matrix_{m.group(3)}")
+        ptr = src.access_ptr("r", ptr_type=operand)
         call = tirx.tvm_load_matrix_sync(
             dst.data, TILE, TILE, TILE, fragment(dst), ptr, src.strides[0], layout
         )
         return "wmma_load", [src, dst], call
-    if m.group(5):
-        acc = buffer(_DTYPES[m.group(6)], "wmma.accumulator")
+    if m.group(6):
+        acc = buffer(_DTYPES[m.group(7)], "wmma.accumulator")
         zero = tirx.const(0.0, "float32")
         return (
             "wmma_fill",
             [acc],
             tirx.tvm_fill_fragment(acc.data, TILE, TILE, TILE, fragment(acc), zero),
         )
-    if m.group(7):
-        a = buffer("float16", "wmma.matrix_a")
-        b = buffer("float16", "wmma.matrix_b")
-        acc = buffer(_DTYPES[m.group(8)], "wmma.accumulator")
+    if m.group(8):
+        operand = "bfloat16" if m.group(9).startswith("bf16") else "float16"
+        a = buffer(operand, "wmma.matrix_a")
+        b = buffer(operand, "wmma.matrix_b")
+        acc = buffer(_DTYPES[m.group(9)[-3:]], "wmma.accumulator")
         call = tirx.tvm_mma_sync(
             acc.data,
             fragment(acc),
@@ -166,8 +170,8 @@ def wmma_intrinsic(name: str) -> tuple[str, list[Any], Any]:
             fragment(acc),
         )
         return "wmma_sync", [a, b, acc], call
-    acc = buffer(_DTYPES[m.group(11)], "wmma.accumulator")
-    dst = buffer(_DTYPES[m.group(11)], _SCOPES[m.group(12)])
+    acc = buffer(_DTYPES[m.group(12)], "wmma.accumulator")
+    dst = buffer(_DTYPES[m.group(12)], _SCOPES[m.group(13)])
     ptr = dst.access_ptr("w", ptr_type=str(dst.dtype))
     call = tirx.tvm_store_matrix_sync(
         acc.data, TILE, TILE, TILE, fragment(acc), ptr, dst.strides[0], "row_major"
@@ -244,7 +248,7 @@ def wmma_intrin_group(
     """The names of the WMMA intrinsics of a product, as dlight's rules ask
     ``tvm.s_tir.tensor_intrin.cuda.get_wmma_intrin_group`` for them (same arguments, same
     names)."""
-    short = {"float16": "f16", "float32": "f32", "int8": "s8", "int32": "s32"}
+    short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int8": "s8", "int32": "s32"}
     i, o = short[in_dtype], short[out_dtype]
     load, store = load_scope.replace(".", "_"), store_scope.replace(".", "_")
     trans = "_trans" if trans_b else ""
@@ -260,15 +264,34 @@ def wmma_intrin_group(
 _INTRINSICS = "tvm.s_tir.tensor_intrin.cuda"
 
 
+def bfloat16_intrin_group(
+    load_scope: str, store_scope: str, in_dtype: str, out_dtype: str, trans_b: bool
+) -> dict[str, str]:
+    """:func:`wmma_intrin_group` for a bfloat16 product scheduled by dlight's float16 rule,
+    which asks for float16 operands: the names of the bfloat16 intrinsics instead."""
+    operands = "bfloat16" if in_dtype == "float16" else in_dtype
+    return wmma_intrin_group(load_scope, store_scope, operands, out_dtype, trans_b)
+
+
+_MATMUL_RULES = "tvm.s_tir.dlight.gpu.matmul"
+
+
 @contextlib.contextmanager
-def wmma_tensorize() -> Iterator[None]:
+def wmma_tensorize(operands: str = "float16") -> Iterator[None]:
     """While in this context, ``tvm.s_tir.Schedule.tensorize`` is :func:`tensorize`, for
     dlight's tensor-core rules, which call it on schedules they create themselves. Those
     rules also import ``get_wmma_intrin_group`` from ``tvm.s_tir.tensor_intrin.cuda``, whose
     package registers every intrinsic of every target when imported (22 s here); unless it
     is loaded already, the rules get :func:`wmma_intrin_group` instead, from a module
     standing in for it while the context lasts. The context holds a lock: one thread at a
-    time tries the tensor cores (relay compiles parts on several threads)."""
+    time tries the tensor cores (relay compiles parts on several threads).
+
+    ``operands="bfloat16"``: dlight's tensor-core rule is written for float16 operands
+    (its ``Matmul`` takes it for float16 products only, and it asks for the float16
+    intrinsics). Here it schedules a bfloat16 product as it would a float16 one (the same
+    tiles, shared memory and fragments of 16 x 16 x 16), ``Matmul`` reading the product's
+    operands as float16 and the rule getting the bfloat16 intrinsics'
+    names (:func:`bfloat16_intrin_group`), from the stand-in or from TVM's module alike."""
     from relay.backend.runtime import tvm
 
     schedule = tvm().s_tir.Schedule
@@ -282,11 +305,27 @@ def wmma_tensorize() -> Iterator[None]:
             stand_in = types.ModuleType(_INTRINSICS)
             stand_in.get_wmma_intrin_group = wmma_intrin_group  # type: ignore[attr-defined]
             sys.modules[_INTRINSICS] = stand_in
-        original = schedule.__dict__["tensorize"]
-        schedule.tensorize = replacement
+        restore: list[tuple[Any, str, Any]] = []
+        if operands == "bfloat16":
+            rules = importlib.import_module(_MATMUL_RULES)
+            dtypes = rules.get_in_out_dtypes
+
+            def as_float16(block: Any) -> tuple[str, str]:
+                i, o = dtypes(block)
+                return ("float16" if i == "bfloat16" else i), o
+
+            restore += [
+                (sys.modules[_INTRINSICS], "get_wmma_intrin_group", bfloat16_intrin_group),
+                (rules, "get_in_out_dtypes", as_float16),
+            ]
+        restore.append((schedule, "tensorize", replacement))
+        originals = [(owner, attr, owner.__dict__[attr]) for owner, attr, _ in restore]
+        for owner, attr, value in restore:
+            setattr(owner, attr, value)
         try:
             yield
         finally:
-            schedule.tensorize = original
+            for owner, attr, value in reversed(originals):
+                setattr(owner, attr, value)
             if stand_in is not None and sys.modules.get(_INTRINSICS) is stand_in:
                 del sys.modules[_INTRINSICS]
