@@ -93,14 +93,24 @@ def infer_type(obj: Module | Expr, mod: Module | None = None) -> _Any:
     return _infer_type(obj, mod)
 
 
-def build(program: _Any, target: _Any = "llvm", opt_level: int = 3, entry: str = "main") -> _Any:
+def build(
+    program: _Any,
+    target: _Any = "llvm",
+    opt_level: int = 3,
+    entry: str = "main",
+    *,
+    tiered: bool = False,
+) -> _Any:
     """Compile ``program`` (a Module's ``entry`` function, a ``@relay`` function or a closed
     Function) for ``target`` (``"llvm"`` or a :class:`Target`): an :class:`Executable`,
     callable on numpy arrays, that can be saved (``.save(path)``) and loaded
-    (``relay.Executable.load(path)``) in another process without compiling again."""
+    (``relay.Executable.load(path)``) in another process without compiling again.
+    ``tiered=True``: it starts on kernels that compile faster, and its specialized kernels
+    take over when they have compiled in the background, with the same results (what a
+    ``@relay`` function's first call does; docs/backend.md, "Tiered compilation")."""
     from relay.backend.build import build as _build
 
-    return _build(program, target, opt_level, entry)
+    return _build(program, target, opt_level, entry, tiered=tiered)
 
 
 def prelude() -> Module:

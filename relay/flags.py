@@ -15,6 +15,10 @@ RELAY_NATIVE_LOOPS 1        0: the VM runs loops instruction by instruction inst
                             compiling them into one kernel (:mod:`relay.backend.vm.loops`)
 RELAY_SHARE_KERNELS 0       1: matrix products of several depths share one kernel: faster
                             compilation, slower products (:mod:`relay.backend.share`)
+RELAY_TIERS        1        0: a ``@relay`` function's first call compiles its specialized
+                            kernels before it runs, instead of running on kernels shared
+                            by products of several depths while they compile in the
+                            background (:mod:`relay.backend.tiers`)
 =================  =======  ===========================================================
 
 Tests override them with :func:`override`::
@@ -53,6 +57,7 @@ class Flags:
     fast_math: bool = True
     native_loops: bool = True
     share_kernels: bool = False
+    tiers: bool = True
 
     @staticmethod
     def from_env() -> Flags:
@@ -67,6 +72,7 @@ class Flags:
             fast_math=_env_int("RELAY_FAST_MATH", 1) > 0,
             native_loops=_env_int("RELAY_NATIVE_LOOPS", 1) > 0,
             share_kernels=_env_int("RELAY_SHARE_KERNELS", 0) > 0,
+            tiers=_env_int("RELAY_TIERS", 1) > 0,
         )
 
 

@@ -31,6 +31,7 @@ import io
 import json
 import os
 import tempfile
+import threading
 import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -208,8 +209,29 @@ class Executable:
         )
         self.device_plan: GraphPlan | None = None
         """A GPU program's plan (its kernels in :attr:`library`)."""
+        self.upgrading = False
+        """Whether a second tier of the graph is being compiled (:mod:`relay.backend.tiers`)."""
+        self._on_upgrade: list[Callable[[], None]] = []
+        self._upgrade_lock = threading.Lock()
         self.device_library: KernelLibrary | None = None
         self._on_device: Any = None
+
+    def on_upgrade(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` when the graph is replaced by its second tier (at once when none
+        is coming): a runner of the first tier's graph kept elsewhere is to be dropped."""
+        with self._upgrade_lock:
+            if self.upgrading:
+                self._on_upgrade.append(listener)
+
+    def upgrade(self, graph: Graph) -> None:
+        """Run on ``graph`` from the next call on (a program's second tier, which computes
+        the same results as the graph it replaces)."""
+        with self._upgrade_lock:
+            self.graph = graph
+            self.upgrading = False
+            listeners, self._on_upgrade = self._on_upgrade, []
+        for listener in listeners:
+            listener()
 
     @property
     def module(self) -> Module:
@@ -572,9 +594,14 @@ def build(
     target: str | Target | None = "llvm",
     opt_level: int = 3,
     entry: str = "main",
+    *,
+    tiered: bool = False,
 ) -> Executable:
     """Compile ``program`` (a Module's ``entry``, a ``@relay`` function, its derivative from
-    ``relay.grad``/``relay.jvp``, or a closed relay Function) for ``target``; see the module docstring."""
+    ``relay.grad``/``relay.jvp``, or a closed relay Function) for ``target``; see the module
+    docstring. ``tiered``: where products of several depths can share a kernel, the
+    executable starts on shared kernels and its specialized ones compile in the background
+    (:mod:`relay.backend.tiers`; what a ``@relay`` function's first call does)."""
     mod, gv, name = _entry_of(program, entry)
     tgt = Target.of(target)
     from relay.backend.cache import kernel_cache
@@ -598,8 +625,14 @@ def build(
     gv = optimized.get_global_var(gv.name_hint)
     func = optimized.functions[gv]
     vm = None
+    second: Callable[[], Graph] | None = None
     try:
-        graph = build_graph(func, tgt)
+        if tiered and flags.get().tiers:
+            from relay.backend.tiers import first_tier
+
+            graph, second = first_tier(func, tgt)
+        else:
+            graph = build_graph(func, tgt)
     except NotDataflow as why:
         graph = None
         unrolled = _unrolled(typed, gv, tgt, opt_level)
@@ -627,9 +660,36 @@ def build(
             flags.debug_print(1, f"{name} runs on the interpreter: the VM does not run {why}")
             # the program as written: the interpreter makes the checks it needs there
             return Executable(_reachable(typed, gv), gv, tgt, None, name)
-    if key is not None and (graph is not None or vm is not None):
+    exe = Executable(optimized, gv, tgt, graph, name, vm)
+    if second is not None:  # (the second tier records the program when it is ready)
+        _second_tier(exe, second, key)
+    elif key is not None and (graph is not None or vm is not None):
         kernel_cache().store_program(key, _program_record(graph, vm))
-    return Executable(optimized, gv, tgt, graph, name, vm)
+    return exe
+
+
+def _second_tier(exe: Executable, second: Callable[[], Graph], key: str | None) -> None:
+    """Compile ``exe``'s second tier in the background (:mod:`relay.backend.tiers`), then
+    run ``exe`` on it and record it in the program cache under ``key``."""
+    from relay.backend.cache import kernel_cache
+
+    exe.upgrading = True
+
+    def work() -> None:
+        try:
+            graph = second()
+        except Exception as err:  # the first tier stays: it computes the same results
+            flags.debug_print(1, f"{exe.name}: its second tier did not compile: {err}")
+            with exe._upgrade_lock:
+                exe.upgrading = False
+                exe._on_upgrade.clear()
+            return
+        exe.upgrade(graph)
+        flags.debug_print(2, f"{exe.name} runs on its second tier: {len(exe.kernels)} kernels")
+        if key is not None:
+            kernel_cache().store_program(key, _program_record(graph, None))
+
+    kernel_cache().in_background(work, name="relay-second-tier")
 
 
 def _device_modules(module: Any) -> list[Any]:

@@ -40,6 +40,7 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -223,6 +224,8 @@ class KernelCache:
         """Threads writing libraries (:meth:`store`)."""
         self._pending_programs: list[threading.Thread] = []
         """Threads writing program records, each after the libraries (:meth:`store_program`)."""
+        self._pending_builds: list[threading.Thread] = []
+        """Threads compiling programs' second tiers (:meth:`in_background`)."""
         self._ran = threading.Event()
         """Set when what was compiled last has run (:meth:`ran`): the disk writes go."""
         # at exit, before Python waits for the writing threads, they are let go
@@ -352,9 +355,29 @@ class KernelCache:
         """Say that the program compiled last has run: its disk writes may start now."""
         self._ran.set()
 
+    def in_background(self, work: Callable[[], None], name: str) -> None:
+        """Run ``work`` on a thread of its own at a low priority, once the program compiled
+        last has run (or after :data:`WRITE_DELAY` seconds without a run), as the disk
+        writes do (see :meth:`store`): a program's second tier
+        (:mod:`relay.backend.tiers`). :meth:`flush` waits for it, and so does the process
+        before it exits."""
+
+        def run() -> None:
+            self._ran.wait(WRITE_DELAY)
+            with contextlib.suppress(OSError, AttributeError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+            work()
+
+        thread = threading.Thread(target=run, name=name)
+        with self.lock:
+            self._pending_builds = [t for t in self._pending_builds if t.is_alive()]
+            self._pending_builds.append(thread)
+        thread.start()
+
     def flush(self) -> None:
-        """Start the pending disk writes and wait for them."""
+        """Start the pending background work (second tiers, disk writes) and wait for it."""
         self._ran.set()
+        self._join(self._pending_builds)  # (they store libraries and program records)
         self._join(self._pending)
         self._join(self._pending_programs)
 

@@ -17,6 +17,7 @@ import contextlib
 import functools
 import hashlib
 import math
+import queue
 import re
 import threading
 import time
@@ -271,9 +272,13 @@ def function_text(func: Function) -> str:
     return astext(func, show_types=True)
 
 
-def compile_functions(funcs: Sequence[Function], target: Target) -> tuple[KernelLibrary, list[str]]:
+def compile_functions(
+    funcs: Sequence[Function], target: Target, disk: bool = True
+) -> tuple[KernelLibrary, list[str]]:
     """Compile ``funcs`` (type-checked primitive functions) into one library; the second
-    result names the kernel of each function, in order (equal functions share one)."""
+    result names the kernel of each function, in order (equal functions share one).
+    ``disk``: the library is looked up in and stored to the disk cache as well as the
+    memory one (a first tier's, :mod:`relay.backend.tiers`, is not)."""
     from relay.backend.cache import kernel_cache
 
     if target.kind == "vta":  # VTA layers for the VTA operators, the rest for the host
@@ -294,7 +299,7 @@ def compile_functions(funcs: Sequence[Function], target: Target) -> tuple[Kernel
     key = library_key(texts, target)
     cache = kernel_cache()
     # a GPU library on disk is loaded by TVM's runtime only where it has CUDA (the driver)
-    disk = not target.is_gpu or cuda_runtime()
+    disk = disk and (not target.is_gpu or cuda_runtime())
     lib = cache.lookup(key, disk)
     if lib is None:
         lib = _build(order, target, key)
@@ -474,8 +479,6 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
     cores on Python until the first part was lowered: mlp_train_step's 8 products took
     60 ms of lowering before any compilation started, its 10 other kernels another 25 ms
     after the products compiled."""
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     from relay.backend.runtime import available_cores
 
     cores = available_cores()
@@ -485,16 +488,7 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
     if len(parts) == 1:
         compiled = [_compile_lowered(_lower_part(parts[0], target), target)]
     else:
-        with ThreadPoolExecutor(min(cores, len(parts)), thread_name_prefix="relay-compile") as pool:
-            pending: list[Future[tuple[list[tuple[int, Kernel]], Any]]] = []
-            try:
-                for part in parts:
-                    pending.append(pool.submit(_compile_lowered, _lower_part(part, target), target))
-                compiled = [f.result() for f in pending]
-            except BaseException:
-                for f in pending:
-                    f.cancel()
-                raise
+        compiled = _pipelined(parts, target, min(cores, len(parts)))
     ordered = sorted((item for part, _ in compiled for item in part), key=lambda t: t[0])
     kernels = {k.name: k for _, k in ordered}  # in the order of ``funcs``
     # the module at -O0 first: it keeps TVM's startup function, which makes TVM's export
@@ -507,6 +501,47 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
         main.mod.import_module(other.mod)
     code = [getattr(ex, "relay_device_code", b"") for _, ex in compiled]
     return KernelLibrary(kernels, main, key, device_code=[c for c in code if c])
+
+
+def _pipelined(
+    parts: list[_Part], target: Target, threads: int
+) -> list[tuple[list[tuple[int, Kernel]], Any]]:
+    """Each of ``parts`` lowered on this thread, in turn, and compiled on one of
+    ``threads`` threads meanwhile (see :func:`_build`); the results in the parts' order, or
+    the first error once the threads are done. Plain threads, not a ``ThreadPoolExecutor``,
+    which takes no work once the interpreter has begun to exit: a program's second tier
+    (:mod:`relay.backend.tiers`) may compile then, so that the process leaves it in the
+    kernel cache."""
+    work: queue.SimpleQueue[tuple[int, _LoweredPart] | None] = queue.SimpleQueue()
+    results: dict[int, tuple[list[tuple[int, Kernel]], Any]] = {}
+    errors: list[BaseException] = []
+
+    def compile_parts() -> None:
+        while (item := work.get()) is not None:
+            if not errors:
+                try:
+                    results[item[0]] = _compile_lowered(item[1], target)
+                except BaseException as err:  # (raised on the lowering thread)
+                    errors.append(err)
+
+    workers = [
+        threading.Thread(target=compile_parts, name=f"relay-compile-{k}") for k in range(threads)
+    ]
+    for w in workers:
+        w.start()
+    try:
+        for k, part in enumerate(parts):
+            if errors:
+                break
+            work.put((k, _lower_part(part, target)))
+    finally:
+        for _ in workers:
+            work.put(None)
+        for w in workers:
+            w.join()
+    if errors:
+        raise errors[0]
+    return [results[k] for k in range(len(parts))]
 
 
 @dataclass

@@ -871,19 +871,41 @@ def build_graph(func: Function, target: Target) -> GraphExecutor | SymbolicGraph
     return executor(*compile_plan(func, target))
 
 
-def compile_plan(func: Function, target: Target) -> tuple[GraphPlan, KernelLibrary]:
+def compile_plan(
+    func: Function, target: Target, share: bool | None = None
+) -> tuple[GraphPlan, KernelLibrary]:
     """The plan of a fused dataflow function and the library of its kernels, compiled for
     ``target``, each step naming its kernel's symbol (raises :class:`NotDataflow`; a
     kernel of symbolic sizes that cannot be compiled is NotDataflow too: the VM
-    specializes such a function per shape)."""
+    specializes such a function per shape). ``share``: whether products of several depths
+    share one kernel (:mod:`relay.backend.share`; default ``RELAY_SHARE_KERNELS``)."""
+    return compile_kernels(*plan_kernels(func, target, share), target)
+
+
+def plan_kernels(
+    func: Function, target: Target, share: bool | None = None
+) -> tuple[GraphPlan, list[tuple[Function, tuple[int, ...]]]]:
+    """:func:`plan_function`'s plan and, for each step's primitive function, the function
+    to compile for it and its shape variables' values (see :func:`compile_plan`)."""
     plan, prims = plan_function(func)
-    shared: list[tuple[Function, tuple[int, ...]]]
-    if plan.shape_vars or target.kind != "llvm" or not flags.get().share_kernels:
-        shared = [(f, ()) for f in prims]
-    else:  # products of several depths share one kernel (RELAY_SHARE_KERNELS=1)
-        shared = share_kernels(prims)
+    if share is None:
+        share = flags.get().share_kernels
+    if plan.shape_vars or target.kind != "llvm" or not share:
+        return plan, [(f, ()) for f in prims]
+    return plan, share_kernels(prims)
+
+
+def compile_kernels(
+    plan: GraphPlan,
+    shared: list[tuple[Function, tuple[int, ...]]],
+    target: Target,
+    disk: bool = True,
+) -> tuple[GraphPlan, KernelLibrary]:
+    """``plan`` with its steps naming their kernels, and the library of the functions
+    ``shared`` (:func:`plan_kernels`) compiled for ``target`` (kept in the kernel cache's
+    memory, and with ``disk`` on its disk too)."""
     try:
-        library, symbols = compile_functions([f for f, _ in shared], target)
+        library, symbols = compile_functions([f for f, _ in shared], target, disk)
     except CompileError as err:
         if not plan.shape_vars:
             raise

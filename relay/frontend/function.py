@@ -635,6 +635,8 @@ def remember_fast(
         return
     matched = getattr(runner, "matched", None)
     own = matched(args) if matched is not None else None
+    if own is not None:  # (a runner of the first tier's graph: see relay.backend.tiers)
+        runner.on_upgrade(fast.clear)
     key = tuple([(a.dtype, a.shape) for a in args])  # type: ignore[attr-defined]
     fast[key] = own if own is not None else _numpy_only(runner)
     if getattr(own, "exact", False):
@@ -677,7 +679,7 @@ def run_compiled(
         from relay.errors import CompileError
 
         try:
-            exe = build(mod, entry=gv.name_hint)
+            exe = build(mod, entry=gv.name_hint, tiered=True)
             exe.name = name
         except CompileError as err:
             flags.debug_print(1, f"{name} runs on the interpreter: {err.message}")

@@ -1,0 +1,74 @@
+"""Tiered compilation: a ``@relay`` function's first call runs sooner on kernels that
+compile faster, and its specialized kernels replace them when they are ready.
+
+A program's first call with a cold kernel cache compiles all its kernels before it runs,
+and its matrix products cost the most: ~45 ms of CPU each on the 2-core project machine,
+whatever their sizes (:mod:`relay.backend.share`). So, as adaptive compilers do (SELF's
+two compilers, Hölzle and Ungar, *Reconciling Responsiveness with Performance in Pure
+Object-Oriented Languages*, TOPLAS 1996; HotSpot's tiered compilation; V8's baseline and
+optimizing tiers), a program is compiled twice:
+
+1. **First tier**, before the first call: the program's products of the same computation
+   at several depths compiled once, as one kernel that takes its depth as an argument
+   (:func:`relay.backend.share.share_kernels`), everything else as usual. It is kept in the
+   kernel cache's memory only.
+2. **Second tier**, on a background thread at a low priority once the first call has run
+   (the kernel cache's :meth:`~relay.backend.cache.KernelCache.in_background`): the plan
+   with a kernel of its own for each product (which knows its depth: the products run
+   6-12% faster, :mod:`relay.backend.share`). When it is compiled, the executable's graph is
+   replaced by it between two calls (a call under way finishes on the first tier), the
+   function's fast paths are dropped so that the next call takes the new graph, and the
+   program cache records the second tier: a later process loads it, and never sees the
+   first.
+
+**The two tiers compute the same bits.** A shared kernel's schedule is its members' own
+(the same tiles, packing, loop order and epilogue; the depth is a value it reads instead
+of a constant): each output is the same products summed in the same order, rounded the
+same way. So a program's results never depend on which tier ran it; tests compare the
+tiers' results bit for bit. Only where sharing leaves fewer kernels to compile does a
+program get two tiers; and never a program of symbolic sizes, a GPU or VTA target, the VM,
+:func:`relay.build` (unless asked: ``relay.build(..., tiered=True)``) or a process with
+``RELAY_SHARE_KERNELS=1`` (the shared kernels for good) or ``RELAY_TIERS=0``.
+
+The process waits for a second tier before it exits, so that the cache holds it for the
+next process; :meth:`~relay.backend.cache.KernelCache.flush` waits for it too. A second
+tier that fails to compile is reported at ``RELAY_DEBUG=1``, and the first tier stays.
+
+Measured on mlp_train_step (8 products, 6 kernels in the first tier), cold first call,
+2-core machine: see docs/backend.md, "Tiered compilation".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from relay import flags
+from relay.backend.target import Target
+from relay.ir.expr import Function
+
+
+def first_tier(func: Function, target: Target) -> tuple[Any, Callable[[], Any] | None]:
+    """The executor of the fused dataflow function ``func`` for ``target`` (raises
+    :class:`~relay.backend.graph_executor.NotDataflow`), and where it is a first tier, a
+    function that compiles the second and returns its executor (see the module
+    docstring); else None, and the executor is the program's only one."""
+    from relay.backend.graph_executor import (
+        build_graph,
+        compile_kernels,
+        compile_plan,
+        executor,
+        plan_kernels,
+    )
+
+    if target.kind != "llvm" or flags.get().share_kernels:
+        return build_graph(func, target), None
+    plan, shared = plan_kernels(func, target, share=True)
+    if not any(values for _, values in shared):  # (nothing shared: one tier)
+        return executor(*compile_kernels(plan, shared, target)), None
+    graph = executor(*compile_kernels(plan, shared, target, disk=False))
+
+    def second() -> Any:
+        return executor(*compile_plan(func, target, share=False))
+
+    return graph, second
