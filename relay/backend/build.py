@@ -686,6 +686,9 @@ def _second_tier(exe: Executable, second: Callable[[], Graph], key: str | None) 
             return
         exe.upgrade(graph)
         flags.debug_print(2, f"{exe.name} runs on its second tier: {len(exe.kernels)} kernels")
+        # the program has run: its library's disk write (which waits for a run of what was
+        # compiled last) may start now, and its record follows it
+        kernel_cache().ran()
         if key is not None:
             kernel_cache().store_program(key, _program_record(graph, None))
 
