@@ -190,3 +190,39 @@ def test_checks_trace_a_loaded_executables_kernels(tmp_path: Path) -> None:
     x = np.linspace(-1, 1, 128, dtype=np.float32).reshape(8, 16)
     w = np.linspace(1, -1, 64, dtype=np.float32).reshape(4, 16)
     assert _first_bad_kernel(loaded, (x, w)) is None
+
+
+def test_relay_checks_accept_a_long_sum_rounded_in_another_order() -> None:
+    # a product of depth 2100: the kernel and the interpreter (numpy's BLAS) sum in other
+    # orders, and where the terms cancel the results differ by more than rtol=1e-4 of
+    # themselves, but by a few 1e-6 of the result's scale (RELAY_CHECKS reported it)
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(64, 2100), float32], %w: Tensor[(96, 2100), float32]) {
+  nn.dense(%x, %w)
+}"""
+    )
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 2100)).astype(np.float32)
+    w = rng.standard_normal((96, 2100)).astype(np.float32)
+    exe = relay.build(mod)
+    got = exe(x, w)
+    want = np.asarray(exe.interpret(x, w))
+    assert not np.allclose(got, want, rtol=1e-4, atol=1e-5)  # (the old bound's false report)
+    with relay.flags.override(checks=True):
+        np.testing.assert_array_equal(exe(x, w), got)
+
+
+def test_relay_checks_report_a_small_error_in_a_result_of_similar_values() -> None:
+    from relay.backend.checks import difference
+
+    want = np.full((4, 4), 10.0, np.float32)
+    got = want.copy()
+    got[1, 2] = 10.01  # 1e-3 of the value and of the scale
+    assert difference(got, want) == (
+        "result 0 differs at [1, 2]: 10.01 instead of 10.0 (1 of 16 elements differ)"
+    )
+    got[1, 2] = np.nan
+    assert difference(got, want) is not None
+    got[1, 2] = 10.00001  # within rtol
+    assert difference(got, want) is None
