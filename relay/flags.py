@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
@@ -79,9 +80,30 @@ class Flags:
 _current = Flags.from_env()
 
 
+class _Pinned(threading.local):
+    flags: Flags | None = None
+
+
+_pinned = _Pinned()
+
+
 def get() -> Flags:
-    """The flags in force now."""
-    return _current
+    """The flags in force now (on this thread: see :func:`pinned`)."""
+    flags = _pinned.flags
+    return _current if flags is None else flags
+
+
+@contextmanager
+def pinned(flags: Flags) -> Iterator[Flags]:
+    """``flags`` in force on this thread alone, whatever :func:`override` does meanwhile:
+    for work a program started and another thread does later (its second tier, its disk
+    writes, the threads compiling its parts), under the flags the program was built with."""
+    saved = _pinned.flags
+    _pinned.flags = flags
+    try:
+        yield flags
+    finally:
+        _pinned.flags = saved
 
 
 @contextmanager
@@ -102,5 +124,5 @@ def override(**changes: object) -> Iterator[Flags]:
 
 def debug_print(level: int, *parts: object) -> None:
     """Print ``parts`` on stderr when ``RELAY_DEBUG`` is at least ``level``."""
-    if _current.debug >= level:
+    if get().debug >= level:
         print("[relay]", *parts, file=sys.stderr)

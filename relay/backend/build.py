@@ -213,15 +213,24 @@ class Executable:
         """Whether a second tier of the graph is being compiled (:mod:`relay.backend.tiers`)."""
         self._on_upgrade: list[Callable[[], None]] = []
         self._upgrade_lock = threading.Lock()
+        self.first_run = threading.Event()
+        """Set when the executable's first call has run."""
         self.device_library: KernelLibrary | None = None
         self._on_device: Any = None
 
     def on_upgrade(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` when the graph is replaced by its second tier (at once when none
-        is coming): a runner of the first tier's graph kept elsewhere is to be dropped."""
+        """Call ``listener`` when the graph is replaced by its second tier (never, when no
+        second tier is coming): a runner of the first tier's graph kept elsewhere is to be
+        dropped. A listener equal to one waiting already is not added again."""
         with self._upgrade_lock:
-            if self.upgrading:
+            if self.upgrading and listener not in self._on_upgrade:
                 self._on_upgrade.append(listener)
+
+    def abandon_upgrade(self) -> None:
+        """No second tier is coming (:mod:`relay.backend.tiers`): the first stays."""
+        with self._upgrade_lock:
+            self.upgrading = False
+            self._on_upgrade.clear()
 
     def upgrade(self, graph: Graph) -> None:
         """Run on ``graph`` from the next call on (a program's second tier, which computes
@@ -256,8 +265,12 @@ class Executable:
     @property
     def library(self) -> KernelLibrary | None:
         """The compiled kernels (of graph and VM executables)."""
-        if self.graph is not None:
-            return self.graph.library
+        return self._library(self.graph)
+
+    def _library(self, graph: Graph | None) -> KernelLibrary | None:
+        # (each reader takes the graph once: a second tier may replace it meanwhile)
+        if graph is not None:
+            return graph.library
         if self.device_library is not None:
             return self.device_library
         return self.vm.library if self.vm is not None else None
@@ -266,9 +279,12 @@ class Executable:
     def kernels(self) -> list[str]:
         """The kernels' symbols, in the order the graph calls them first (for the VM, in the
         order of its code)."""
+        return self._kernels(self.graph)
+
+    def _kernels(self, graph: Graph | None) -> list[str]:
         if self.vm is not None:
             return self.vm.kernels
-        plan = self.graph.plan if self.graph is not None else self.device_plan
+        plan = graph.plan if graph is not None else self.device_plan
         if plan is None:
             return []
         return list(dict.fromkeys(s.kernel for s in plan.steps if not s.is_alias))
@@ -278,10 +294,11 @@ class Executable:
         """Where each kernel runs, by symbol: ``"cpu"`` or ``"cuda"``. In a GPU program, a
         kernel no GPU schedule applies to runs on the CPU, its inputs copied from the
         device and its outputs back at each call (docs/backend.md, "Mixed placement")."""
-        library = self.library
+        graph = self.graph
+        library = self._library(graph)
         if library is None:
             return {}
-        return {name: library.kernels[name].device for name in self.kernels}
+        return {name: library.kernels[name].device for name in self._kernels(graph)}
 
     def cuda_source(self) -> str:
         """A GPU program's CUDA C, as TVM generated it for its kernels."""
@@ -313,6 +330,7 @@ class Executable:
             finally:  # the kernel cache's disk writes were waiting for this first run
                 from relay.backend.cache import kernel_cache
 
+                self.first_run.set()  # (and a second tier: relay.backend.tiers)
                 kernel_cache().ran()
         return self._call(args)
 
@@ -418,9 +436,10 @@ class Executable:
         if self.device_plan is not None:
             plan = self.device_plan
             return self._device_graph().profile(flatten_args(args, plan.param_types), repeat)  # type: ignore[no-any-return]
-        if self.graph is None:
+        graph = self.graph
+        if graph is None:
             raise ExecutionError(f"{self.name} is interpreted: it has no kernels to profile")
-        return self.graph.profile(flatten_args(args, self.graph.plan.param_types), repeat)
+        return graph.profile(flatten_args(args, graph.plan.param_types), repeat)
 
     def interpret(self, *args: Any) -> Any:
         """Run :attr:`module` on the reference interpreter."""
@@ -455,7 +474,8 @@ class Executable:
                 },
             }
             z.writestr("program.rly", self.astext())
-            plan = self.graph.plan if self.graph is not None else self.device_plan
+            graph = self.graph  # (once: a second tier may replace it meanwhile)
+            plan = graph.plan if graph is not None else self.device_plan
             if plan is not None:
                 meta["plan"] = plan.to_json()
                 for slot, data in plan.constants.items():
@@ -466,7 +486,7 @@ class Executable:
                 meta["vm"] = program_to_json(self.vm.program)
                 for k, data in enumerate(self.vm.program.constants):
                     z.writestr(f"constants/{k}.npy", _npy(data))
-            library = self.library
+            library = self._library(graph)
             if library is not None:
                 meta["kernels"] = library_metadata(library)
                 if self.target.kind == "vta":  # (the layers are made again at loading)
@@ -669,30 +689,33 @@ def build(
 
 
 def _second_tier(exe: Executable, second: Callable[[], Graph], key: str | None) -> None:
-    """Compile ``exe``'s second tier in the background (:mod:`relay.backend.tiers`), then
-    run ``exe`` on it and record it in the program cache under ``key``."""
+    """Compile ``exe``'s second tier in the background once ``exe`` has run
+    (:mod:`relay.backend.tiers`), then run ``exe`` on it and record it in the program cache
+    under ``key``. At exit, without a disk cache to keep it, it is not compiled."""
     from relay.backend.cache import kernel_cache
 
+    cache = kernel_cache()
     exe.upgrading = True
+    first = exe.graph
 
-    def work() -> None:
+    def work(exiting: bool) -> None:
+        if exiting and cache.directory() is None:  # (nobody would run or keep it)
+            exe.abandon_upgrade()
+            return
         try:
             graph = second()
         except Exception as err:  # the first tier stays: it computes the same results
-            flags.debug_print(1, f"{exe.name}: its second tier did not compile: {err}")
-            with exe._upgrade_lock:
-                exe.upgrading = False
-                exe._on_upgrade.clear()
+            flags.debug_print(1, f"{exe.name}: its second tier failed: {err}")
+            exe.abandon_upgrade()
             return
         exe.upgrade(graph)
+        if first is not None:
+            cache.forget(first.library.key)
         flags.debug_print(2, f"{exe.name} runs on its second tier: {len(exe.kernels)} kernels")
-        # the program has run: its library's disk write (which waits for a run of what was
-        # compiled last) may start now, and its record follows it
-        kernel_cache().ran()
         if key is not None:
-            kernel_cache().store_program(key, _program_record(graph, None))
+            cache.store_program(key, _program_record(graph, None))
 
-    kernel_cache().in_background(work, name="relay-second-tier")
+    cache.in_background(work, "relay-second-tier", exe.first_run)
 
 
 def _device_modules(module: Any) -> list[Any]:

@@ -202,13 +202,16 @@ def program_version() -> str:
 
 def program_key(text: str, target: Any, opt_level: int) -> str:
     """The program cache's key: a program's text (its typed functions), the target, the
-    opt level, whether loops compile into kernels, and :func:`program_version`."""
+    opt level, whether loops compile into kernels, whether products share kernels for good
+    (``RELAY_SHARE_KERNELS``), and :func:`program_version`."""
     from relay import flags
 
     loops = "native-loops" if flags.get().native_loops else "vm-loops"
+    shared = " shared-products" if flags.get().share_kernels else ""
     h = hashlib.sha256()
     h.update(
-        f"program {PROGRAM_FORMAT} {program_version()} {target.key} {opt_level} {loops}\n".encode()
+        f"program {PROGRAM_FORMAT} {program_version()} {target.key} {opt_level} {loops}"
+        f"{shared}\n".encode()
     )
     h.update(text.encode())
     return h.hexdigest()
@@ -228,8 +231,11 @@ class KernelCache:
         """Threads compiling programs' second tiers (:meth:`in_background`)."""
         self._ran = threading.Event()
         """Set when what was compiled last has run (:meth:`ran`): the disk writes go."""
+        self._ready: set[threading.Event] = set()
+        """What the pending background work waits for (:meth:`in_background`)."""
+        self._exiting = False
         # at exit, before Python waits for the writing threads, they are let go
-        getattr(threading, "_register_atexit", lambda f: None)(self._ran.set)
+        getattr(threading, "_register_atexit", lambda f: None)(self._at_exit)
         self.hits = 0
         self.disk_hits = 0
         self.misses = 0
@@ -310,9 +316,10 @@ class KernelCache:
 
     # -- stores --------------------------------------------------------------------------------
 
-    def store(self, lib: KernelLibrary, disk: bool = True) -> None:
+    def store(self, lib: KernelLibrary, disk: bool = True, ran: bool = False) -> None:
         """Keep ``lib`` in memory, and (``disk``) on disk when the disk cache is on and
-        writable.
+        writable (``ran``: the program has run already, and the write need not wait: a
+        second tier's library, :mod:`relay.backend.tiers`).
 
         The disk write (which generates the machine code again and links a shared object
         with the system compiler: ~0.2 s of CPU for mlp_train_step) runs on a background
@@ -327,56 +334,87 @@ class KernelCache:
         if directory is None:
             return
         lib.bind()  # the module's code is generated before another thread exports it
-        self._ran.clear()
+        if not ran:
+            self._ran.clear()
+        settings = flags.get()
         thread = threading.Thread(
-            target=self._store_on_disk, args=(directory, lib), name="relay-kernel-cache"
+            target=self._store_on_disk,
+            args=(directory, lib, settings, ran),
+            name="relay-kernel-cache",
+            daemon=False,  # (not a daemon's, even when started by one: the process waits)
         )
         with self.lock:
             self._pending = [t for t in self._pending if t.is_alive()]
             self._pending.append(thread)
-        thread.start()
+        _start(thread)
 
-    def _store_on_disk(self, directory: Path, lib: KernelLibrary) -> None:
-        self._ran.wait(WRITE_DELAY)
+    def _store_on_disk(
+        self, directory: Path, lib: KernelLibrary, settings: flags.Flags, ran: bool
+    ) -> None:
+        if not ran:
+            self._ran.wait(WRITE_DELAY)
         # and at a low priority, so that the program's own work goes first
         with contextlib.suppress(OSError, AttributeError):
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         try:
-            self._write(directory, lib)
+            with flags.pinned(settings):
+                self._write(directory, lib)
         except OSError as err:
             self._warn(str(directory), f"kernel cache {directory} is read-only here: {err}")
             return
         except Exception as err:  # a failed link must not take the program down
             flags.debug_print(1, f"kernel cache: could not store {lib.key[:12]}: {err}")
             return
-        self.evict(directory)
+        with flags.pinned(settings):
+            self.evict(directory)
 
     def ran(self) -> None:
         """Say that the program compiled last has run: its disk writes may start now."""
         self._ran.set()
 
-    def in_background(self, work: Callable[[], None], name: str) -> None:
-        """Run ``work`` on a thread of its own at a low priority, once the program compiled
-        last has run (or after :data:`WRITE_DELAY` seconds without a run), as the disk
-        writes do (see :meth:`store`): a program's second tier
-        (:mod:`relay.backend.tiers`). :meth:`flush` waits for it, and so does the process
-        before it exits."""
+    def in_background(
+        self, work: Callable[[bool], None], name: str, ready: threading.Event
+    ) -> None:
+        """Run ``work`` on a thread of its own at a low priority, once ``ready`` is set (the
+        program that asks for it has run) or after :data:`WRITE_DELAY` seconds, as the disk
+        writes wait (see :meth:`store`), under this thread's flags (:func:`relay.flags.
+        pinned`): a program's second tier (:mod:`relay.backend.tiers`). ``work(exiting)``:
+        whether the process has begun to exit. :meth:`flush` waits for it, and so does the
+        process before it exits (``ready`` is set then)."""
+        settings = flags.get()
 
         def run() -> None:
-            self._ran.wait(WRITE_DELAY)
+            ready.wait(WRITE_DELAY)
+            with self.lock:
+                self._ready.discard(ready)
             with contextlib.suppress(OSError, AttributeError):
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-            work()
+            with flags.pinned(settings):
+                work(self._exiting)
 
-        thread = threading.Thread(target=run, name=name)
+        thread = threading.Thread(target=run, name=name, daemon=False)
         with self.lock:
             self._pending_builds = [t for t in self._pending_builds if t.is_alive()]
             self._pending_builds.append(thread)
-        thread.start()
+            self._ready.add(ready)
+        _start(thread)
+
+    def _at_exit(self) -> None:
+        """The process begins to exit: the pending work goes now."""
+        self._exiting = True
+        self._ran.set()
+        with self.lock:
+            ready, self._ready = list(self._ready), set()
+        for event in ready:
+            event.set()
 
     def flush(self) -> None:
         """Start the pending background work (second tiers, disk writes) and wait for it."""
         self._ran.set()
+        with self.lock:
+            ready, self._ready = list(self._ready), set()
+        for event in ready:
+            event.set()
         self._join(self._pending_builds)  # (they store libraries and program records)
         self._join(self._pending)
         self._join(self._pending_programs)
@@ -476,11 +514,11 @@ class KernelCache:
             except OSError as err:
                 self._warn(str(directory), f"kernel cache {directory} is read-only here: {err}")
 
-        thread = threading.Thread(target=write, name="relay-program-cache")
+        thread = threading.Thread(target=write, name="relay-program-cache", daemon=False)
         with self.lock:
             self._pending_programs = [t for t in self._pending_programs if t.is_alive()]
             self._pending_programs.append(thread)
-        thread.start()
+        _start(thread)
 
     # -- device code ---------------------------------------------------------------------------
 
@@ -526,8 +564,23 @@ class KernelCache:
         with self.lock:
             self.memory.clear()
 
+    def forget(self, key: str) -> None:
+        """Forget the library ``key`` in memory (a first tier, replaced by its second)."""
+        with self.lock:
+            self.memory.pop(key, None)
+
 
 _cache = KernelCache()
+
+
+def _start(thread: threading.Thread) -> None:
+    """Start ``thread``, or run its work on this thread where no thread can start: Python
+    3.12 starts none once the interpreter has begun to exit, when a program's second tier
+    may still be writing (:mod:`relay.backend.tiers`)."""
+    try:
+        thread.start()
+    except RuntimeError:
+        thread.run()
 
 
 def kernel_cache() -> KernelCache:

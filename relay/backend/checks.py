@@ -111,8 +111,9 @@ def _first_bad_kernel(exe: Executable, args: tuple[Any, ...]) -> str | None:
     from relay.ir.printer import astext
     from relay.typecheck.checker import infer_type
 
-    plan = exe.graph.plan if exe.graph is not None else exe.device_plan
-    library = exe.library
+    graph = exe.graph  # (once: a second tier may replace it meanwhile)
+    plan = graph.plan if graph is not None else exe.device_plan
+    library = graph.library if graph is not None else exe.library
     assert plan is not None and library is not None
     module = exe.module
     if not _is_typed(module):  # an executable loaded from a file: its program is parsed text

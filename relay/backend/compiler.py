@@ -273,18 +273,45 @@ def function_text(func: Function) -> str:
 
 
 def compile_functions(
-    funcs: Sequence[Function], target: Target, disk: bool = True
+    funcs: Sequence[Function], target: Target, disk: bool = True, ran: bool = False
 ) -> tuple[KernelLibrary, list[str]]:
     """Compile ``funcs`` (type-checked primitive functions) into one library; the second
     result names the kernel of each function, in order (equal functions share one).
     ``disk``: the library is looked up in and stored to the disk cache as well as the
-    memory one (a first tier's, :mod:`relay.backend.tiers`, is not)."""
+    memory one (a first tier's, :mod:`relay.backend.tiers`, is not). ``ran``: the program
+    has run already, its disk write need not wait for it (a second tier's)."""
     from relay.backend.cache import kernel_cache
 
     if target.kind == "vta":  # VTA layers for the VTA operators, the rest for the host
         from relay.backend.vta.build import compile_functions as compile_vta
 
         return compile_vta(funcs, target)
+    order, names, key, disk = _library_request(funcs, target, disk)
+    cache = kernel_cache()
+    lib = cache.lookup(key, disk)
+    if lib is None:
+        lib = _build(order, target, key)
+        cache.store(lib, disk, ran)
+    return _bound(lib, names, target)
+
+
+def cached_functions(
+    funcs: Sequence[Function], target: Target, disk: bool = True
+) -> tuple[KernelLibrary, list[str]] | None:
+    """:func:`compile_functions`'s result where the kernel cache holds it already (in
+    memory, or with ``disk`` on disk), else None: nothing is compiled."""
+    from relay.backend.cache import kernel_cache
+
+    _, names, key, disk = _library_request(funcs, target, disk)
+    lib = kernel_cache().lookup(key, disk)
+    return None if lib is None else _bound(lib, names, target)
+
+
+def _library_request(
+    funcs: Sequence[Function], target: Target, disk: bool
+) -> tuple[list[Function], list[str], str, bool]:
+    """The distinct functions of ``funcs`` (equal ones share a kernel), each function's index
+    among them, the library's key, and whether the disk cache serves it."""
     texts: list[str] = []
     unique: dict[str, int] = {}
     names: list[str] = []
@@ -296,14 +323,12 @@ def compile_functions(
             order.append(f)
             texts.append(text)
         names.append(str(unique[text]))
-    key = library_key(texts, target)
-    cache = kernel_cache()
     # a GPU library on disk is loaded by TVM's runtime only where it has CUDA (the driver)
     disk = disk and (not target.is_gpu or cuda_runtime())
-    lib = cache.lookup(key, disk)
-    if lib is None:
-        lib = _build(order, target, key)
-        cache.store(lib, disk)
+    return order, names, library_key(texts, target), disk
+
+
+def _bound(lib: KernelLibrary, names: list[str], target: Target) -> tuple[KernelLibrary, list[str]]:
     if not target.is_gpu:  # (GPU kernels are looked up where they run)
         lib.bind()
     symbols = list(lib.kernels)
@@ -515,20 +540,27 @@ def _pipelined(
     work: queue.SimpleQueue[tuple[int, _LoweredPart] | None] = queue.SimpleQueue()
     results: dict[int, tuple[list[tuple[int, Kernel]], Any]] = {}
     errors: list[BaseException] = []
+    settings = flags.get()  # (this thread's: see flags.pinned)
 
     def compile_parts() -> None:
-        while (item := work.get()) is not None:
-            if not errors:
-                try:
-                    results[item[0]] = _compile_lowered(item[1], target)
-                except BaseException as err:  # (raised on the lowering thread)
-                    errors.append(err)
+        with flags.pinned(settings):
+            while (item := work.get()) is not None:
+                if not errors:
+                    try:
+                        results[item[0]] = _compile_lowered(item[1], target)
+                    except BaseException as err:  # (raised on the lowering thread)
+                        errors.append(err)
 
-    workers = [
-        threading.Thread(target=compile_parts, name=f"relay-compile-{k}") for k in range(threads)
-    ]
-    for w in workers:
-        w.start()
+    workers: list[threading.Thread] = []
+    for k in range(threads):
+        worker = threading.Thread(target=compile_parts, name=f"relay-compile-{k}", daemon=False)
+        try:
+            worker.start()
+        except RuntimeError:  # no new thread while the interpreter exits (Python 3.12)
+            break
+        workers.append(worker)
+    if not workers:
+        return [_compile_lowered(_lower_part(part, target), target) for part in parts]
     try:
         for k, part in enumerate(parts):
             if errors:

@@ -49,7 +49,12 @@ from typing import Any
 import numpy as np
 
 from relay import flags
-from relay.backend.compiler import KernelLibrary, compile_functions, has_bfloat16
+from relay.backend.compiler import (
+    KernelLibrary,
+    cached_functions,
+    compile_functions,
+    has_bfloat16,
+)
 from relay.backend.lower import flatten_type, shape_variables, static_shape
 from relay.backend.runtime import ALIGNMENT, NOT_MATCHED, aligned_empty, numpy_dtype, passable
 from relay.backend.share import share_kernels
@@ -872,14 +877,15 @@ def build_graph(func: Function, target: Target) -> GraphExecutor | SymbolicGraph
 
 
 def compile_plan(
-    func: Function, target: Target, share: bool | None = None
+    func: Function, target: Target, share: bool | None = None, ran: bool = False
 ) -> tuple[GraphPlan, KernelLibrary]:
     """The plan of a fused dataflow function and the library of its kernels, compiled for
     ``target``, each step naming its kernel's symbol (raises :class:`NotDataflow`; a
     kernel of symbolic sizes that cannot be compiled is NotDataflow too: the VM
     specializes such a function per shape). ``share``: whether products of several depths
-    share one kernel (:mod:`relay.backend.share`; default ``RELAY_SHARE_KERNELS``)."""
-    return compile_kernels(*plan_kernels(func, target, share), target)
+    share one kernel (:mod:`relay.backend.share`; default ``RELAY_SHARE_KERNELS``);
+    ``ran``: see :func:`~relay.backend.compiler.compile_functions`."""
+    return compile_kernels(*plan_kernels(func, target, share), target, ran=ran)
 
 
 def plan_kernels(
@@ -900,16 +906,38 @@ def compile_kernels(
     shared: list[tuple[Function, tuple[int, ...]]],
     target: Target,
     disk: bool = True,
+    ran: bool = False,
 ) -> tuple[GraphPlan, KernelLibrary]:
     """``plan`` with its steps naming their kernels, and the library of the functions
     ``shared`` (:func:`plan_kernels`) compiled for ``target`` (kept in the kernel cache's
-    memory, and with ``disk`` on its disk too)."""
+    memory, and with ``disk`` on its disk too; ``ran``: see
+    :func:`~relay.backend.compiler.compile_functions`)."""
     try:
-        library, symbols = compile_functions([f for f, _ in shared], target, disk)
+        library, symbols = compile_functions([f for f, _ in shared], target, disk, ran)
     except CompileError as err:
         if not plan.shape_vars:
             raise
         raise NotDataflow(f"a kernel that needs static sizes ({err.message})") from None
+    return _named(plan, shared, library, symbols)
+
+
+def cached_kernels(
+    plan: GraphPlan, shared: list[tuple[Function, tuple[int, ...]]], target: Target
+) -> tuple[GraphPlan, KernelLibrary] | None:
+    """:func:`compile_kernels`'s result where the kernel cache holds the library already,
+    else None (``plan`` unchanged): nothing is compiled."""
+    found = cached_functions([f for f, _ in shared], target)
+    return None if found is None else _named(plan, shared, *found)
+
+
+def _named(
+    plan: GraphPlan,
+    shared: list[tuple[Function, tuple[int, ...]]],
+    library: KernelLibrary,
+    symbols: list[str],
+) -> tuple[GraphPlan, KernelLibrary]:
+    """``plan`` with each step naming its kernel in ``library`` (``symbols``, by the index
+    the step holds) and the values of its shape variables (``shared``)."""
     for step in plan.steps:
         if not step.is_alias:
             k = int(step.kernel)

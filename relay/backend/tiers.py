@@ -25,14 +25,16 @@ optimizing tiers), a program is compiled twice:
 (the same tiles, packing, loop order and epilogue; the depth is a value it reads instead
 of a constant): each output is the same products summed in the same order, rounded the
 same way. So a program's results never depend on which tier ran it; tests compare the
-tiers' results bit for bit. Only where sharing leaves fewer kernels to compile does a
-program get two tiers; and never a program of symbolic sizes, a GPU or VTA target, the VM,
+tiers' results bit for bit. Only where sharing leaves fewer kernels to compile, and the
+second tier is not in the kernel cache already, does a program get two tiers; and never a program of symbolic sizes, a GPU or VTA target, the VM,
 :func:`relay.build` (unless asked: ``relay.build(..., tiered=True)``) or a process with
 ``RELAY_SHARE_KERNELS=1`` (the shared kernels for good) or ``RELAY_TIERS=0``.
 
-The process waits for a second tier before it exits, so that the cache holds it for the
-next process; :meth:`~relay.backend.cache.KernelCache.flush` waits for it too. A second
-tier that fails to compile is reported at ``RELAY_DEBUG=1``, and the first tier stays.
+The second tier runs under the flags the program was built with (:func:`relay.flags.
+pinned`). The process waits for it before it exits, so that the cache holds it for the
+next process (without a disk cache, one not started by then is dropped);
+:meth:`~relay.backend.cache.KernelCache.flush` waits for it too. A second tier that fails
+to compile is reported at ``RELAY_DEBUG=1``, and the first tier stays.
 
 Measured on mlp_train_step (8 products, 6 kernels in the first tier), cold first call,
 2-core machine: see docs/backend.md, "Tiered compilation".
@@ -55,20 +57,27 @@ def first_tier(func: Function, target: Target) -> tuple[Any, Callable[[], Any] |
     docstring); else None, and the executor is the program's only one."""
     from relay.backend.graph_executor import (
         build_graph,
+        cached_kernels,
         compile_kernels,
         compile_plan,
         executor,
-        plan_kernels,
+        plan_function,
     )
+    from relay.backend.share import share_kernels
 
     if target.kind != "llvm" or flags.get().share_kernels:
         return build_graph(func, target), None
-    plan, shared = plan_kernels(func, target, share=True)
+    plan, prims = plan_function(func)
+    own: list[tuple[Function, tuple[int, ...]]] = [(f, ()) for f in prims]
+    shared = [] if plan.shape_vars else share_kernels(prims)
     if not any(values for _, values in shared):  # (nothing shared: one tier)
-        return executor(*compile_kernels(plan, shared, target)), None
+        return executor(*compile_kernels(plan, own, target)), None
+    found = cached_kernels(plan, own, target)
+    if found is not None:  # (the second tier is compiled already: in memory or on disk)
+        return executor(*found), None
     graph = executor(*compile_kernels(plan, shared, target, disk=False))
 
     def second() -> Any:
-        return executor(*compile_plan(func, target, share=False))
+        return executor(*compile_plan(func, target, share=False, ran=True))
 
     return graph, second

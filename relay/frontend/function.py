@@ -618,8 +618,10 @@ def fast_call(fast: dict[_Any, _Any], args: tuple[object, ...]) -> object:
     if runner is None or runner is last:
         return NOT_MATCHED
     result = runner(*args)
-    if result is not NOT_MATCHED and getattr(runner, "exact", False):
+    if result is not NOT_MATCHED and getattr(runner, "exact", False) and fast.get(key) is runner:
         fast[None] = runner
+        if fast.get(key) is not runner:  # (the runners were dropped meanwhile: a second tier)
+            fast.pop(None, None)
     return result
 
 
@@ -634,13 +636,18 @@ def remember_fast(
     if runner is None or not all(type(a) is np.ndarray for a in args):
         return
     matched = getattr(runner, "matched", None)
-    own = matched(args) if matched is not None else None
-    if own is not None:  # (a runner of the first tier's graph: see relay.backend.tiers)
+    graph = getattr(runner, "graph", None)
+    if matched is not None and getattr(runner, "upgrading", False):
+        # a runner of the first tier's graph is dropped when the second takes over
+        # (relay.backend.tiers): asked before the runner is made, checked after it is kept
         runner.on_upgrade(fast.clear)
+    own = matched(args) if matched is not None else None
     key = tuple([(a.dtype, a.shape) for a in args])  # type: ignore[attr-defined]
     fast[key] = own if own is not None else _numpy_only(runner)
     if getattr(own, "exact", False):
         fast[None] = own
+    if own is not None and getattr(runner, "graph", None) is not graph:
+        fast.clear()  # (replaced while the runner was made: it may be the first tier's)
 
 
 def _numpy_only(runner: Callable[..., _Any]) -> Callable[..., _Any]:
