@@ -85,12 +85,19 @@ class _Pinned(threading.local):
 
 
 _pinned = _Pinned()
+_pins = 0
+"""How many :func:`pinned` contexts are open, on all threads: while none is, :func:`get`
+reads no thread-local state (it is on the path of every call of a compiled program)."""
+_pins_lock = threading.Lock()
 
 
 def get() -> Flags:
     """The flags in force now (on this thread: see :func:`pinned`)."""
-    flags = _pinned.flags
-    return _current if flags is None else flags
+    if _pins:
+        flags = _pinned.flags
+        if flags is not None:
+            return flags
+    return _current
 
 
 @contextmanager
@@ -98,12 +105,17 @@ def pinned(flags: Flags) -> Iterator[Flags]:
     """``flags`` in force on this thread alone, whatever :func:`override` does meanwhile:
     for work a program started and another thread does later (its second tier, its disk
     writes, the threads compiling its parts), under the flags the program was built with."""
+    global _pins
     saved = _pinned.flags
     _pinned.flags = flags
+    with _pins_lock:
+        _pins += 1
     try:
         yield flags
     finally:
         _pinned.flags = saved
+        with _pins_lock:
+            _pins -= 1
 
 
 @contextmanager
