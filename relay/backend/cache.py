@@ -402,6 +402,10 @@ class KernelCache:
     def _at_exit(self) -> None:
         """The process begins to exit: the pending work goes now."""
         self._exiting = True
+        self._release()
+
+    def _release(self) -> None:
+        """Let all pending background work and disk writes go."""
         self._ran.set()
         with self.lock:
             ready, self._ready = list(self._ready), set()
@@ -410,11 +414,7 @@ class KernelCache:
 
     def flush(self) -> None:
         """Start the pending background work (second tiers, disk writes) and wait for it."""
-        self._ran.set()
-        with self.lock:
-            ready, self._ready = list(self._ready), set()
-        for event in ready:
-            event.set()
+        self._release()
         self._join(self._pending_builds)  # (they store libraries and program records)
         self._join(self._pending)
         self._join(self._pending_programs)
