@@ -132,8 +132,7 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
     rules do on relay's NaN-propagating reducers, counts as not applying)."""
     from relay import flags
     from relay.backend.cuda import check_launch
-    from relay.backend.runtime import tvm
-    from relay.backend.schedule.cpu import Unchecked
+    from relay.backend.schedule.cpu import new_schedule
 
     if any(0 in t.shape for t in [*lowered.inputs, *lowered.outputs]):
         # (dlight's Fallback binds a zero-extent loop to a grid of one block whose stores
@@ -149,7 +148,7 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
             self.schedule = schedule
 
         def apply(self, f: Any, _t: Any, _tunable: bool) -> Any:
-            sch = Unchecked(tvm().s_tir.Schedule(f))
+            sch = new_schedule(f)
             return sch.schedule if self.schedule(sch) else None
 
     def rows(sch: Any) -> bool:
