@@ -102,11 +102,25 @@ class ModulePass(Pass):
         self.info = info
 
     def transform(self, mod: Module, ctx: PassContext) -> Module:
-        """``fn`` applied to a copy of ``mod``."""
+        """``fn`` applied to a copy of ``mod`` (``mod`` itself when ``fn`` left every function
+        and type definition as it was, so that passes it requires need not run again: four
+        of the type inferences of mlp_train_step's pipeline, ~1.5 ms each)."""
         out = self.fn(mod.copy(), ctx)
         if not isinstance(out, Module):
             raise TypeError(f"module pass {self.name} returned {type(out).__name__}, not a Module")
-        return out
+        return mod if _same_contents(out, mod) else out
+
+
+def _same_contents(a: Module, b: Module) -> bool:
+    """Whether ``a`` holds the very functions and type definitions of ``b``, by the same
+    names."""
+    if len(a.functions) != len(b.functions) or len(a.type_definitions) != len(b.type_definitions):
+        return False
+    names = {g.name_hint: f for g, f in b.functions.items()}
+    types = {t.name_hint: d for t, d in b.type_definitions.items()}
+    return all(names.get(g.name_hint) is f for g, f in a.functions.items()) and all(
+        types.get(t.name_hint) is d for t, d in a.type_definitions.items()
+    )
 
 
 class FunctionPass(Pass):

@@ -119,6 +119,45 @@ def test_a_module_pass_gets_a_copy() -> None:
     assert "main" in mod and "main" not in out
 
 
+def test_a_module_pass_that_changes_nothing_returns_its_input() -> None:
+    # (then the passes it requires need not run again after it)
+    mod = module()
+    assert ModulePass(lambda m, c: m, PassInfo("Same"))(mod) is mod
+
+    def rebuilt(m: Module, ctx: PassContext) -> Module:
+        return Module(dict(m.functions), dict(m.type_definitions))
+
+    assert ModulePass(rebuilt, PassInfo("Rebuilt"))(mod) is mod
+
+    def renamed(m: Module, ctx: PassContext) -> Module:
+        m["other"] = m.function("main")
+        m.remove("main")
+        return m
+
+    out = ModulePass(renamed, PassInfo("Renamed"))(mod)
+    assert out is not mod and "other" in out
+
+
+def test_type_inference_of_the_functions_it_checked_last_is_not_repeated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import relay.typecheck.checker as checker
+
+    checked: list[Module] = []
+    check_module = checker.check_module
+
+    def counting(m: Module) -> Module:
+        checked.append(m)
+        return check_module(m)
+
+    monkeypatch.setattr(checker, "check_module", counting)
+    mod = module()
+    assert InferType()(InferType()(mod)) is mod and len(checked) == 1
+    mod["main"] = rename_op("subtract")(mod).function("main")  # (a function changed)
+    InferType()(mod)
+    assert len(checked) == 2 and main_op(mod) == "subtract"
+
+
 def test_a_pass_must_return_the_right_kind() -> None:
     bad = ModulePass(lambda m, ctx: None, PassInfo("Bad"))  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match="module pass Bad returned NoneType, not a Module"):
