@@ -353,19 +353,16 @@ class KernelCache:
     ) -> None:
         if not ran:
             self._ran.wait(WRITE_DELAY)
-        # and at a low priority, so that the program's own work goes first
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-        try:
-            with flags.pinned(settings):
-                self._write(directory, lib)
-        except OSError as err:
-            self._warn(str(directory), f"kernel cache {directory} is read-only here: {err}")
-            return
-        except Exception as err:  # a failed link must not take the program down
-            flags.debug_print(1, f"kernel cache: could not store {lib.key[:12]}: {err}")
-            return
+        _lower_priority()  # (the program's own work goes first)
         with flags.pinned(settings):
+            try:
+                self._write(directory, lib)
+            except OSError as err:
+                self._warn(str(directory), f"kernel cache {directory} is read-only here: {err}")
+                return
+            except Exception as err:  # a failed link must not take the program down
+                flags.debug_print(1, f"kernel cache: could not store {lib.key[:12]}: {err}")
+                return
             self.evict(directory)
 
     def ran(self) -> None:
@@ -387,8 +384,7 @@ class KernelCache:
             ready.wait(WRITE_DELAY)
             with self.lock:
                 self._ready.discard(ready)
-            with contextlib.suppress(OSError, AttributeError):
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+            _lower_priority()
             with flags.pinned(settings):
                 work(self._exiting)
 
@@ -571,6 +567,12 @@ class KernelCache:
 
 
 _cache = KernelCache()
+
+
+def _lower_priority() -> None:
+    """This thread at a low priority (nice 10, where the system allows it)."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 def _start(thread: threading.Thread) -> None:

@@ -26,9 +26,10 @@ optimizing tiers), a program is compiled twice:
 of a constant): each output is the same products summed in the same order, rounded the
 same way. So a program's results never depend on which tier ran it; tests compare the
 tiers' results bit for bit. Only where sharing leaves fewer kernels to compile, and the
-second tier is not in the kernel cache already, does a program get two tiers; and never a program of symbolic sizes, a GPU or VTA target, the VM,
-:func:`relay.build` (unless asked: ``relay.build(..., tiered=True)``) or a process with
-``RELAY_SHARE_KERNELS=1`` (the shared kernels for good) or ``RELAY_TIERS=0``.
+second tier is not in the kernel cache already, does a program get two tiers; and never a
+program of symbolic sizes, a GPU or VTA target, the VM, :func:`relay.build` (unless asked:
+``relay.build(..., tiered=True)``) or a process with ``RELAY_SHARE_KERNELS=1`` (the shared
+kernels for good) or ``RELAY_TIERS=0``.
 
 The second tier runs under the flags the program was built with (:func:`relay.flags.
 pinned`). The process waits for it before it exits, so that the cache holds it for the
@@ -37,7 +38,7 @@ next process (without a disk cache, one not started by then is dropped);
 to compile is reported at ``RELAY_DEBUG=1``, and the first tier stays.
 
 Measured on mlp_train_step (8 products, 6 kernels in the first tier), cold first call,
-2-core machine: see docs/backend.md, "Tiered compilation".
+2-core machine: see docs/performance.md ("Tiered compilation").
 """
 
 from __future__ import annotations
