@@ -211,6 +211,9 @@ class Executable:
         """A GPU program's plan (its kernels in :attr:`library`)."""
         self.upgrading = False
         """Whether a second tier of the graph is being compiled (:mod:`relay.backend.tiers`)."""
+        self._fallback: Callable[[], Graph] | None = None
+        self._upgrade_job: Callable[[bool], None] | None = None
+        self._settled = threading.Event()
         self._on_upgrade: list[Callable[[], None]] = []
         self._upgrade_lock = threading.Lock()
         self.first_run = threading.Event()
@@ -231,6 +234,7 @@ class Executable:
         with self._upgrade_lock:
             self.upgrading = False
             self._on_upgrade.clear()
+        self._settled.set()
 
     def upgrade(self, graph: Graph) -> None:
         """Run on ``graph`` from the next call on (a program's second tier, which computes
@@ -239,8 +243,48 @@ class Executable:
             self.graph = graph
             self.upgrading = False
             listeners, self._on_upgrade = self._on_upgrade, []
+        self._settled.set()
         for listener in listeners:
             listener()
+
+    def _last_tier(self) -> Graph | None:
+        """The graph, once a first tier's has given way to its second
+        (:mod:`relay.backend.tiers`): a second tier not started yet is compiled now, on this
+        thread; one under way is waited for; where it failed, the first tier is compiled
+        again at the usual optimization levels (its library at -O0 does not export)."""
+        graph = self.graph
+        if graph is None or not graph.library.quick:
+            return graph
+        job = self._take_upgrade()
+        if job is not None:  # (not started in the background: it runs here)
+            job(False)
+        elif self.upgrading:
+            self._settled.wait()
+        graph = self.graph
+        if graph is not None and graph.library.quick and self._fallback is not None:
+            graph = self._fallback()  # (the second tier failed: the first, exportable)
+            self.upgrade(graph)
+        return graph
+
+    def expect_upgrade(self, fallback: Callable[[], Graph], job: Callable[[bool], None]) -> None:
+        """A second tier is coming: ``job(exiting)`` compiles it and calls :meth:`upgrade`
+        (or :meth:`abandon_upgrade`), run once, by :meth:`run_upgrade` or by a save that
+        cannot wait; where it fails, a save takes ``fallback()``, the first tier compiled
+        to be exported."""
+        with self._upgrade_lock:
+            self.upgrading = True
+            self._fallback, self._upgrade_job = fallback, job
+
+    def run_upgrade(self, exiting: bool) -> None:
+        """Run the job :meth:`expect_upgrade` was given, unless it has run already."""
+        job = self._take_upgrade()
+        if job is not None:
+            job(exiting)
+
+    def _take_upgrade(self) -> Callable[[bool], None] | None:
+        with self._upgrade_lock:
+            job, self._upgrade_job = self._upgrade_job, None
+        return job
 
     @property
     def module(self) -> Module:
@@ -474,7 +518,8 @@ class Executable:
                 },
             }
             z.writestr("program.rly", self.astext())
-            graph = self.graph  # (once: a second tier may replace it meanwhile)
+            # (once: a second tier may replace it meanwhile; a first tier's is not saved)
+            graph = self._last_tier()
             plan = graph.plan if graph is not None else self.device_plan
             if plan is not None:
                 meta["plan"] = plan.to_json()
@@ -645,7 +690,7 @@ def build(
     gv = optimized.get_global_var(gv.name_hint)
     func = optimized.functions[gv]
     vm = None
-    second: Callable[[], Graph] | None = None
+    second: tuple[Callable[[], Graph], Callable[[], Graph]] | None = None
     try:
         if tiered and flags.get().tiers:
             from relay.backend.tiers import first_tier
@@ -688,34 +733,53 @@ def build(
     return exe
 
 
-def _second_tier(exe: Executable, second: Callable[[], Graph], key: str | None) -> None:
+def _second_tier(
+    exe: Executable, tiers: tuple[Callable[[], Graph], Callable[[], Graph]], key: str | None
+) -> None:
     """Compile ``exe``'s second tier in the background once ``exe`` has run
     (:mod:`relay.backend.tiers`), then run ``exe`` on it and record it in the program cache
-    under ``key``. At exit, without a disk cache to keep it, it is not compiled."""
+    under ``key``. At exit, without a disk cache to keep it, it is not compiled. Both of
+    ``tiers`` (the second tier, and the first at the usual levels, see
+    :func:`relay.backend.tiers.first_tier`) compile under this thread's flags."""
     from relay.backend.cache import kernel_cache
 
     cache = kernel_cache()
-    exe.upgrading = True
     first = exe.graph
+    settings = flags.get()
+
+    def pinned(compile_graph: Callable[[], Graph]) -> Callable[[], Graph]:
+        def run() -> Graph:
+            with flags.pinned(settings):
+                return compile_graph()
+
+        return run
+
+    second, fallback = (pinned(f) for f in tiers)
 
     def work(exiting: bool) -> None:
-        if exiting and cache.directory() is None:  # (nobody would run or keep it)
-            exe.abandon_upgrade()
-            return
+        upgraded = False
         try:
-            graph = second()
-        except Exception as err:  # the first tier stays: it computes the same results
-            flags.debug_print(1, f"{exe.name}: its second tier failed: {err}")
-            exe.abandon_upgrade()
-            return
-        exe.upgrade(graph)
-        if first is not None:
-            cache.forget(first.library.key)
-        flags.debug_print(2, f"{exe.name} runs on its second tier: {len(exe.kernels)} kernels")
-        if key is not None:
-            cache.store_program(key, _program_record(graph, None))
+            if exiting and cache.directory() is None:  # (nobody would run or keep it)
+                return
+            try:
+                graph = second()
+            except Exception as err:  # the first tier stays: it computes the same results
+                flags.debug_print(1, f"{exe.name}: its second tier failed: {err}")
+                return
+            exe.upgrade(graph)
+            upgraded = True
+            if first is not None:
+                cache.forget(first.library.key)
+            flags.debug_print(2, f"{exe.name} runs on its second tier: {len(exe.kernels)} kernels")
+            if key is not None:
+                with flags.pinned(settings):
+                    cache.store_program(key, _program_record(graph, None))
+        finally:
+            if not upgraded:  # (a failure, an interruption, or nothing to do)
+                exe.abandon_upgrade()
 
-    cache.in_background(work, "relay-second-tier", exe.first_run)
+    exe.expect_upgrade(fallback, work)
+    cache.in_background(exe.run_upgrade, "relay-second-tier", exe.first_run)
 
 
 def _device_modules(module: Any) -> list[Any]:

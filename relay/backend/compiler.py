@@ -3,8 +3,10 @@
 All the primitive functions of a program are lowered (:mod:`relay.backend.lower`), scheduled
 for the target (:mod:`relay.backend.schedule`) and compiled in as few ``tvm.compile`` calls
 as the machine's cores can run at once (one LLVM module per call: ten kernels compile in
-0.4 s together against 0.6 s apart): matrix products at LLVM's -O2 and the rest at -O1,
-each level's kernels spread over as many parts as there are cores (:func:`_parts`).
+0.4 s together against 0.6 s apart): matrix products at LLVM's -O2 (a first tier's at -O0
+where that computes the same bits: :func:`quick_product`), small kernels at -O0 and the
+rest at -O1, each level's kernels spread over as many parts as there are cores
+(:func:`_parts`).
 The parts' modules are imported into one, which exports as one shared object.
 Structurally equal primitive functions share one kernel. The library is looked up in the
 kernel cache (:mod:`relay.backend.cache`) first, by a digest of the functions' text, the
@@ -34,6 +36,7 @@ from relay.errors import CompileError, ExecutionError
 from relay.ir.expr import Function
 from relay.ir.span import Span
 from relay.ir.types import TensorType, TypeVar
+from relay.op.tensor import COMPARISONS
 
 
 @dataclass
@@ -149,10 +152,15 @@ class KernelLibrary:
     """The library as a shared object, once it has been exported or loaded from one."""
     device_code: list[bytes] = field(default_factory=list)
     """A GPU library's device code (PTX), one per compiled part."""
+    quick: bool = False
+    """A first tier's library (:func:`compile_functions`), which is not exported: its
+    modules at -O0 each define TVM's startup function, and do not link together."""
 
     def export(self, path: Path) -> None:
         """Write the library as a shared object (linked by TVM with the system compiler the
         first time, then kept)."""
+        if self.quick:
+            raise CompileError("a first tier's kernel library is not exported")
         with _EXPORT_LOCK:
             if self.shared_object is None:
                 self.module.export_library(str(path))
@@ -250,11 +258,12 @@ def code_version() -> str:
     return h.hexdigest()
 
 
-def library_key(texts: Sequence[str], target: Target) -> str:
-    """The cache key of a library: its functions' text, the target and the code version."""
+def library_key(texts: Sequence[str], target: Target, quick: bool = False) -> str:
+    """The cache key of a library: its functions' text, the target, the code version, and
+    whether it is a first tier's (``quick``: see :func:`compile_functions`)."""
     h = hashlib.sha256()
     h.update(f"code {code_version()}\n".encode())
-    h.update(f"target {target.key}\n".encode())
+    h.update(f"target {target.key}{' quick' if quick else ''}\n".encode())
     if target.is_gpu:  # (the GPU schedules' settings, which a user or a probe may change)
         from relay.backend.schedule.gpu import settings
 
@@ -273,24 +282,30 @@ def function_text(func: Function) -> str:
 
 
 def compile_functions(
-    funcs: Sequence[Function], target: Target, disk: bool = True, ran: bool = False
+    funcs: Sequence[Function],
+    target: Target,
+    disk: bool = True,
+    ran: bool = False,
+    quick: bool = False,
 ) -> tuple[KernelLibrary, list[str]]:
     """Compile ``funcs`` (type-checked primitive functions) into one library; the second
     result names the kernel of each function, in order (equal functions share one).
     ``disk``: the library is looked up in and stored to the disk cache as well as the
     memory one (a first tier's, :mod:`relay.backend.tiers`, is not). ``ran``: the program
-    has run already, its disk write need not wait for it (a second tier's)."""
+    has run already, its disk write need not wait for it (a second tier's). ``quick``: a
+    first tier's library, its products compiled at -O0 where that computes the same bits
+    (:func:`quick_product`); it is kept in memory only, and not exported."""
     from relay.backend.cache import kernel_cache
 
     if target.kind == "vta":  # VTA layers for the VTA operators, the rest for the host
         from relay.backend.vta.build import compile_functions as compile_vta
 
         return compile_vta(funcs, target)
-    order, names, key, disk = _library_request(funcs, target, disk)
+    order, names, key, disk = _library_request(funcs, target, disk and not quick, quick)
     cache = kernel_cache()
     lib = cache.lookup(key, disk)
     if lib is None:
-        lib = _build(order, target, key)
+        lib = _build(order, target, key, quick)
         cache.store(lib, disk, ran)
     return _bound(lib, names, target)
 
@@ -308,7 +323,7 @@ def cached_functions(
 
 
 def _library_request(
-    funcs: Sequence[Function], target: Target, disk: bool
+    funcs: Sequence[Function], target: Target, disk: bool, quick: bool = False
 ) -> tuple[list[Function], list[str], str, bool]:
     """The distinct functions of ``funcs`` (equal ones share a kernel), each function's index
     among them, the library's key, and whether the disk cache serves it."""
@@ -325,7 +340,7 @@ def _library_request(
         names.append(str(unique[text]))
     # a GPU library on disk is loaded by TVM's runtime only where it has CUDA (the driver)
     disk = disk and (not target.is_gpu or cuda_runtime())
-    return order, names, library_key(texts, target), disk
+    return order, names, library_key(texts, target, quick), disk
 
 
 def _bound(lib: KernelLibrary, names: list[str], target: Target) -> tuple[KernelLibrary, list[str]]:
@@ -383,9 +398,12 @@ class _Part:
     weight: int = 0
 
 
-def _parts(funcs: Sequence[Function], cores: int, small_at_o0: bool = True) -> list[_Part]:
+def _parts(
+    funcs: Sequence[Function], cores: int, small_at_o0: bool = True, quick: bool = False
+) -> list[_Part]:
     """The kernels in parts, compiled on ``cores`` threads (heaviest first): products at
-    -O2 (:data:`PRODUCT_OPT_LEVEL`), small kernels at -O0 (:data:`SMALL_KERNEL`), the rest
+    -O2 (:data:`PRODUCT_OPT_LEVEL`; with ``quick``, those :func:`quick_product` accepts at
+    -O0), small kernels at -O0 (:data:`SMALL_KERNEL`), the rest
     at -O1, each level's kernels spread over ``cores`` parts of about equal weight (a heavy
     kernel, a product or a convolution, weighs :data:`PART_WEIGHT`, another 1). Where there
     are several levels, a level gets no more parts than its weight is worth
@@ -405,34 +423,175 @@ def _parts(funcs: Sequence[Function], cores: int, small_at_o0: bool = True) -> l
     from relay.backend.lower import is_dynamic
     from relay.backend.share import SHARED
 
-    groups: dict[tuple[int, bool], list[tuple[int, int, Function]]] = {}  # (weight, index, f)
+    # (level, checked, quick products) -> [(weight, index, function)]
+    groups: dict[tuple[int, bool, bool], list[tuple[int, int, Function]]] = {}
     for i, f in enumerate(funcs):
         ops = set(_ops(f))
         product = bool(ops & PRODUCTS)
         weight = PART_WEIGHT if product or "nn.conv2d" in ops else 1
         checked = is_dynamic(f) and not f.attrs.get(SHARED)
-        if product:
+        fast = product and quick and quick_product(f)
+        if fast:
+            level = 0
+        elif product:
             level = PRODUCT_OPT_LEVEL
         elif small_at_o0 and weight == 1 and not checked and _elements(f) < SMALL_KERNEL:
             level = 0
         else:
             level = 1
-        groups.setdefault((level, checked), []).append((weight, i, f))
+        groups.setdefault((level, checked, fast), []).append((weight, i, f))
     parts: list[_Part] = []
-    for (level, checked), items in sorted(groups.items(), reverse=True):
+    for (level, checked, fast), items in sorted(groups.items(), reverse=True):
         count = min(cores, len(items))
         if len(groups) > 1:  # (the other groups' parts keep the cores busy)
             count = min(count, -(-sum(weight for weight, _, _ in items) // PART_WEIGHT))
         count = max(1, count)
         # (one module at -O0: the export of a library links its modules, and those at -O0
-        # each define the startup function that LLVM removes from the others)
-        mine = [_Part(level if k == 0 else max(level, 1), checked) for k in range(count)]
+        # each define the startup function that LLVM removes from the others; a quick
+        # library is never exported, KernelLibrary.quick. The other groups are parted as
+        # without ``quick``: a small kernel in a part at -O1 may round differently at -O0)
+        mine = [_Part(level if k == 0 or fast else max(level, 1), checked) for k in range(count)]
         for weight, i, f in sorted(items, key=lambda item: -item[0]):
             part = min(mine, key=lambda p: p.weight)
             part.funcs.append((i, f))
             part.weight += weight
         parts.extend(mine)
     return sorted(parts, key=lambda p: -p.weight)
+
+
+QUICK_OPS = frozenset(
+    {
+        *PRODUCTS,
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "nn.bias_add",
+        "nn.relu",
+        "maximum",
+        "minimum",
+        "clip",
+        "cast",
+        "reshape",
+        "transpose",
+        "squeeze",
+        "expand_dims",
+        "copy",
+        "where",
+        "zeros_like",
+        "ones_like",
+        *COMPARISONS,
+    }
+)
+"""The operators of a product kernel that computes the same bits at -O0 as at
+:data:`PRODUCT_OPT_LEVEL` (:func:`quick_product`)."""
+
+QUICK_DTYPES = frozenset({"float32", "float64"})
+"""The dtypes of a product kernel's values that :func:`quick_product` accepts."""
+
+QUICK_MACS = 1 << 30
+"""The most multiply-adds of a product compiled at -O0 in a first tier: 1024^3, which runs
+in ~7 ms at -O2 on the project machine's two cores and loses about as much a call at -O0,
+against the ~26 ms of compilation saved; a larger product would lose more than that."""
+
+
+def quick_product(func: Function) -> bool:
+    """Whether the product kernel ``func`` computes the same bits when LLVM compiles it at
+    -O0 as at :data:`PRODUCT_OPT_LEVEL`, so that a first tier (:mod:`relay.backend.tiers`)
+    may compile it at -O0: ~9 ms instead of ~35 for a (128, 784) x (784, 1024) product with
+    its bias and ReLU, which then runs 2.2x slower (1.41 against 0.645 ms).
+
+    A multiply-add gives the same bits at every level where TVM makes it one
+    ``llvm.fmuladd`` (a sum's update, a bias after a scaling, ``t - p * s``) or where it
+    stays two roundings. What differs is a multiply-add that LLVM's own simplification makes
+    at -O1 and above: a product by the constant -1 becomes a negation (so does ``-0 - x``),
+    and the negated product then fuses with the addition that follows (``-(b * c) + a``: 980
+    of 4,096 results differ). So the kernel may hold only the products and
+    :data:`QUICK_OPS`, which neither negate nor approximate (``exp``'s reduction is a
+    product subtracted, fused above -O0); no constant -1 or -0; and no value that TVM's
+    simplifier may fold into a constant, such as -1 (:func:`_folds`). Its values are float32
+    or float64: with float16 values, the code LLVM optimized rounded a scaled product plus
+    an addend differently (``add(multiply(p, t), t)`` after a (4, 6) x (6, 1) product: 8 of
+    32 results, by an ulp; the cause is not pinned down). And its products make at most
+    :data:`QUICK_MACS` multiply-adds."""
+    from relay.backend.lower import flatten_type
+
+    ops = set(_ops(func))
+    if not ops & PRODUCTS or not ops <= QUICK_OPS or _macs(func) > QUICK_MACS:
+        return False
+    types = [p.checked_type for p in func.params] + [func.body.checked_type]
+    if any(str(t.dtype) not in QUICK_DTYPES for ty in types for t in flatten_type(ty)):
+        return False
+    return not _folds(func)
+
+
+def _folds(func: Function) -> bool:
+    """Whether ``func`` holds a float constant -1 or -0, or a value TVM's simplifier may
+    fold into a constant: an operator (other than ``zeros_like``/``ones_like``) whose
+    operands are all constants, ``where``'s two values constants, a binary operator of one
+    operand twice (``x == x`` is 1), a ``clip`` to a single value. The review of this rule
+    found -1 made of ``subtract(zeros_like(t), ones_like(t))``, of ``clip(zeros_like(t),
+    -1, -1)``, of ``subtract(cast(not_equal(t, t)), cast(equal(t, t)))``, and of a
+    ``where`` whose condition folds."""
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Call, Constant, Op
+
+    nodes = sub_expressions(func.body)  # (in pre-order: users before their operands)
+    constant: set[int] = set()
+    for n in reversed(nodes):  # the constants first
+        if isinstance(n, Constant):
+            if n.data.dtype.kind == "f" and bool(
+                np.any((n.data == -1) | ((n.data == 0) & np.signbit(n.data)))
+            ):
+                return True
+            constant.add(id(n))
+        elif isinstance(n, Call) and isinstance(n.op, Op) and n.op.name in _FILLS:
+            constant.add(id(n))
+    return any(
+        isinstance(n, Call)
+        and isinstance(n.op, Op)
+        and n.op.name not in _FILLS
+        and _folded_call(n.op.name, n.args, n.attrs, constant)
+        for n in nodes
+    )
+
+
+_FILLS = ("zeros_like", "ones_like")
+
+
+def _folded_call(name: str, args: Sequence[Any], attrs: Any, constant: set[int]) -> bool:
+    """Whether a call of operator ``name`` may fold into a constant (see :func:`_folds`;
+    ``constant``: the ids of the constants and fills, which are leaves: a call of constant
+    operands is rejected, not counted as a constant itself)."""
+    from relay.ir.equal import structural_equal
+
+    if args and all(id(a) in constant for a in args):
+        return True
+    if name == "where" and all(id(a) in constant for a in args[1:]):
+        return True
+    if name == "clip" and attrs.get("a_min") == attrs.get("a_max"):
+        return True
+    return len(args) == 2 and (args[0] is args[1] or structural_equal(args[0], args[1]))
+
+
+def _macs(func: Function) -> int:
+    """The multiply-adds of the matrix products in ``func``: for each, the elements of its
+    first operand times the columns of its result (a symbolic dimension, a shared kernel's
+    depth, counted as :data:`relay.backend.share.MAX_DEPTH`)."""
+    from relay.backend.share import MAX_DEPTH
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Call, Op
+
+    def dims(t: TensorType) -> list[int]:
+        return [d if isinstance(d, int) else MAX_DEPTH for d in t.shape]
+
+    total = 0
+    for n in sub_expressions(func.body):
+        if isinstance(n, Call) and isinstance(n.op, Op) and n.op.name in PRODUCTS:
+            a, out = n.args[0].checked_type, n.checked_type
+            if isinstance(a, TensorType) and isinstance(out, TensorType):
+                total += math.prod(dims(a)) * (dims(out)[-1:] or [1])[0]
+    return total
 
 
 def _elements(func: Function) -> int:
@@ -492,7 +651,9 @@ def _ops(func: Function) -> list[str]:
     ]
 
 
-def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary:
+def _build(
+    funcs: Sequence[Function], target: Target, key: str, quick: bool = False
+) -> KernelLibrary:
     """Lower, schedule and compile ``funcs`` in parts (:func:`_parts`), pipelined: this
     thread lowers and schedules each part in turn (Python, which holds the GIL) and hands
     it to one of as many threads as there are cores, which compiles it (TVM's compiler
@@ -509,7 +670,7 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
     cores = available_cores()
     # (-O0 for small kernels on the CPU alone: a GPU library's host code is linked with
     # its device code's)
-    parts = _parts(funcs, cores, small_at_o0=not target.is_gpu) or [_Part(1, False)]
+    parts = _parts(funcs, cores, small_at_o0=not target.is_gpu, quick=quick) or [_Part(1, False)]
     if len(parts) == 1:
         compiled = [_compile_lowered(_lower_part(parts[0], target), target)]
     else:
@@ -525,7 +686,7 @@ def _build(funcs: Sequence[Function], target: Target, key: str) -> KernelLibrary
     for _, other in compiled[1:]:
         main.mod.import_module(other.mod)
     code = [getattr(ex, "relay_device_code", b"") for _, ex in compiled]
-    return KernelLibrary(kernels, main, key, device_code=[c for c in code if c])
+    return KernelLibrary(kernels, main, key, device_code=[c for c in code if c], quick=quick)
 
 
 def _pipelined(

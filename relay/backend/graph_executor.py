@@ -907,13 +907,15 @@ def compile_kernels(
     target: Target,
     disk: bool = True,
     ran: bool = False,
+    quick: bool = False,
 ) -> tuple[GraphPlan, KernelLibrary]:
     """``plan`` with its steps naming their kernels, and the library of the functions
     ``shared`` (:func:`plan_kernels`) compiled for ``target`` (kept in the kernel cache's
-    memory, and with ``disk`` on its disk too; ``ran``: see
+    memory, and with ``disk`` on its disk too; ``ran`` and ``quick``: see
     :func:`~relay.backend.compiler.compile_functions`)."""
     try:
-        library, symbols = compile_functions([f for f, _ in shared], target, disk, ran)
+        fs = [f for f, _ in shared]
+        library, symbols = compile_functions(fs, target, disk, ran, quick)
     except CompileError as err:
         if not plan.shape_vars:
             raise

@@ -37,6 +37,7 @@ from relay.lazy.trace import (
     record,
     user_span,
 )
+from relay.op.tensor import COMPARISONS
 
 if TYPE_CHECKING:
     from relay.lazy.tensor import Tensor
@@ -52,7 +53,6 @@ BINARY: dict[Any, str] = {k: v for k, v in NUMPY_BINARY.items() if k is not np.d
 """numpy ufuncs of two operands and their relay operators (``matmul`` is special)."""
 
 _LOGICAL = frozenset({"logical_and", "logical_or", "logical_xor", "logical_not"})
-_COMPARISONS = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"})
 
 
 def _out_of_range_comparison(uf: Any, operands: tuple[Any, ...], dtypes: tuple[Any, ...]) -> Any:
@@ -283,7 +283,7 @@ def ufunc(uf: Any, *operands: Any, bitwise: bool = False) -> Any:
             )
         ):
             raise ValueError("Integers to negative integer powers are not allowed.")
-    if name in _COMPARISONS and len(operands) == 2:
+    if name in COMPARISONS and len(operands) == 2:
         constant = _out_of_range_comparison(uf, operands, dtypes)
         if constant is not None:
             return constant

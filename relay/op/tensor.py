@@ -175,6 +175,9 @@ _COMPARE: dict[str, tuple[Callable[[Array, Array], Any], str]] = {
     "logical_xor": (np.logical_xor, "Elementwise boolean exclusive or."),
 }
 
+COMPARISONS = frozenset(_COMPARE)
+"""The elementwise comparison operators (bool results)."""
+
 _LOGICAL = ("logical_and", "logical_or", "logical_xor")
 _SHIFTS = ("right_shift", "left_shift")
 _BITWISE = ("bitwise_and", "bitwise_or", "bitwise_xor")

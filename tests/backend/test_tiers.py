@@ -12,11 +12,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import relay
-from relay.backend import graph_executor
+from relay.backend import compiler, graph_executor
 from relay.backend.cache import kernel_cache
+from relay.backend.compiler import PRODUCTS, _ops, compile_functions, quick_product
+from relay.backend.target import Target
 from relay.errors import CompileError
+from tests.backend.test_fused_programs import _primitives
 from tests.backend.test_share import layers_inputs, layers_reference
 
 pytestmark = pytest.mark.tvm
@@ -139,7 +143,7 @@ def test_a_second_tier_that_fails_leaves_the_first(
 
 @pytest.mark.parametrize(
     "case",
-    ["relay.build", "RELAY_TIERS=0", "RELAY_SHARE_KERNELS=1", "nothing shared"],
+    ["relay.build", "RELAY_TIERS=0", "RELAY_SHARE_KERNELS=1", "nothing shared nor quick"],
 )
 def test_programs_with_one_tier(case: str, background: list[Callable[[], None]]) -> None:
     args = layers_inputs()
@@ -156,7 +160,7 @@ def test_programs_with_one_tier(case: str, background: list[Callable[[], None]])
 
         @relay
         def one_layer(x, w1, b1):  # type: ignore[no-untyped-def]
-            return np.maximum(relay.nn.dense(x, w1) + b1, 0.0)
+            return np.tanh(relay.nn.dense(x, w1) + b1)  # (tanh: not at -O0)
 
         args = args[:3]
         program = one_layer.specialize(*args)
@@ -164,10 +168,27 @@ def test_programs_with_one_tier(case: str, background: list[Callable[[], None]])
         exe = relay.build(program, tiered=tiered)
     assert not exe.upgrading and not background
     steps = kernels_of(exe)
-    if case == "nothing shared":
+    if case == "nothing shared nor quick":
         assert steps == [(steps[0][0], [])]
     else:  # (shared for good, or each product on its own kernel)
         assert (steps[0][0] == steps[1][0]) == (case == "RELAY_SHARE_KERNELS=1")
+
+
+def test_a_program_of_quick_products_gets_two_tiers_though_it_shares_none(
+    background: list[Callable[[], None]],
+) -> None:
+    @relay
+    def one_layer(x, w1, b1):  # type: ignore[no-untyped-def]
+        return np.maximum(relay.nn.dense(x, w1) + b1, 0.0)
+
+    args = layers_inputs()[:3]
+    exe = relay.build(one_layer.specialize(*args), tiered=True)
+    assert exe.upgrading and exe.graph.library.quick
+    first = exe(*args)
+    background.pop()()
+    assert not exe.upgrading and not exe.graph.library.quick
+    assert len(kernels_of(exe)) == 1
+    np.testing.assert_array_equal(exe(*args), first)
 
 
 def test_a_process_leaves_its_second_tier_in_the_cache_as_it_exits(tmp_path: Path) -> None:
@@ -224,29 +245,71 @@ def _environ() -> dict[str, str]:
     return dict(os.environ)
 
 
-def test_a_save_while_the_second_tier_takes_over_is_whole(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: list[Callable[[], None]]
+def test_a_first_tier_saves_its_second(
+    tmp_path: Path, background: list[Callable[[], None]]
 ) -> None:
-    # the second tier replaces the graph in the middle of save: the file holds one tier's
-    # plan with the same tier's kernels (a plan of one with the other's kernels read past
-    # its buffers)
-    from relay.backend.graph_executor import GraphPlan
-
+    # the first tier's library is not exported (its modules at -O0 do not link together):
+    # a save compiles the second tier now if it has not started, and saves that
     args = layers_inputs()
     exe = relay.build(two_layers().specialize(*args), tiered=True)
     first = exe(*args)
-    to_json = GraphPlan.to_json
-
-    def upgrading_midway(plan: GraphPlan) -> Any:  # (after save read the plan)
-        while background:
-            background.pop()()
-        return to_json(plan)
-
-    monkeypatch.setattr(GraphPlan, "to_json", upgrading_midway)
+    assert exe.upgrading and exe.graph.library.quick
+    with pytest.raises(CompileError, match="a first tier's kernel library is not exported"):
+        exe.graph.library.export(tmp_path / "first.so")
     exe.save(tmp_path / "layers.relay")
-    assert not exe.upgrading
+    assert not exe.upgrading and not exe.graph.library.quick
+    (k1, _), (k2, _) = kernels_of(exe)
+    assert k1 != k2
+    background.pop()()  # (the background job finds its work done)
+    assert kernels_of(exe) == [(k1, []), (k2, [])]
     again = relay.Executable.load(tmp_path / "layers.relay")
+    assert kernels_of(again) == kernels_of(exe)
     np.testing.assert_array_equal(again(*args), first)
+
+
+def test_a_first_tier_whose_second_failed_saves_itself_compiled_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: list[Callable[[], None]]
+) -> None:
+    def failing(*_: Any, **__: Any) -> Any:
+        raise CompileError("no second tier today")
+
+    args = layers_inputs()
+    monkeypatch.setattr(graph_executor, "compile_plan", failing)
+    exe = relay.build(two_layers().specialize(*args), tiered=True)
+    first = exe(*args)
+    background.pop()()
+    assert not exe.upgrading and exe.graph.library.quick  # (the first tier stays)
+    exe.save(tmp_path / "layers.relay")  # (its kernels shared, at the usual levels)
+    assert not exe.graph.library.quick
+    (k1, v1), (k2, v2) = kernels_of(exe)
+    assert k1 == k2 and (v1, v2) == ([300], [200])
+    again = relay.Executable.load(tmp_path / "layers.relay")
+    assert kernels_of(again) == kernels_of(exe)
+    np.testing.assert_array_equal(again(*args), first)
+
+
+def test_a_save_interrupted_while_it_compiles_the_second_tier_leaves_no_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: list[Callable[[], None]]
+) -> None:
+    compile_plan = graph_executor.compile_plan
+    interruptions = [1]
+
+    def interrupted(*a: Any, **k: Any) -> Any:
+        if interruptions:
+            interruptions.pop()
+            raise KeyboardInterrupt
+        return compile_plan(*a, **k)
+
+    args = layers_inputs()
+    monkeypatch.setattr(graph_executor, "compile_plan", interrupted)
+    exe = relay.build(two_layers().specialize(*args), tiered=True)
+    first = exe(*args)
+    with pytest.raises(KeyboardInterrupt):
+        exe.save(tmp_path / "layers.relay")
+    assert not exe.upgrading  # (abandoned: the next save does not wait for it)
+    exe.save(tmp_path / "layers.relay")
+    assert not exe.graph.library.quick
+    np.testing.assert_array_equal(relay.Executable.load(tmp_path / "layers.relay")(*args), first)
 
 
 def test_a_runner_made_while_the_second_tier_takes_over_is_dropped(
@@ -348,3 +411,189 @@ def test_the_program_key_says_whether_products_share_kernels_for_good() -> None:
     plain = program_key("text", Target(), 3)
     with relay.flags.override(share_kernels=True):
         assert program_key("text", Target(), 3) != plain
+
+
+# ---- the first tier's products at -O0 (compiler.quick_product) ------------------------------
+
+_FLOATS = {"float32": "f", "float64": "f64"}
+
+
+@st.composite
+def quick_programs(draw: st.DrawFn) -> tuple[str, str]:
+    """A product (dense, matmul or batch_matmul, odd sizes) with an epilogue of
+    QUICK_OPS, as relay text, and its dtype."""
+    dtype = draw(st.sampled_from(sorted(_FLOATS)))
+    c = _FLOATS[dtype]
+    m, n, k = (draw(st.integers(1, 40)) for _ in range(3))
+    kind = draw(st.sampled_from(["nn.dense", "nn.matmul", "nn.batch_matmul"]))
+    if kind == "nn.dense":
+        a_shape, b_shape, out = (m, k), (n, k), (m, n)
+    elif kind == "nn.matmul":
+        a_shape, b_shape, out = (m, k), (k, n), (m, n)
+    else:
+        a_shape, b_shape, out = (2, m, k), (2, k, n), (2, m, n)
+
+    def ty(shape: tuple[int, ...]) -> str:
+        return f"Tensor[({', '.join(map(str, shape))},), {dtype}]".replace(",)", ")")
+
+    lines = [f"%0 = {kind}(%a, %b);"]
+    steps = draw(
+        st.lists(
+            st.sampled_from(
+                [
+                    "add(%{p}, %t)",
+                    "subtract(%{p}, %t)",
+                    "subtract(%t, %{p})",
+                    "multiply(%{p}, %t)",
+                    "multiply(%{p}, {s}{c})",
+                    "divide(%{p}, {s}{c})",
+                    "add(multiply(%{p}, %t), %t)",
+                    "subtract(%t, multiply(%{p}, {s}{c}))",
+                    "subtract(multiply(%{p}, %t), %t)",
+                    "nn.relu(%{p})",
+                    "maximum(%{p}, {s}{c})",
+                    "minimum(%{p}, %t)",
+                    "clip(%{p}, a_min=-1{c}, a_max=2{c})",
+                    "where(greater(%{p}, 0{c}), %{p}, zeros_like(%{p}))",
+                    'cast(cast(%{p}, dtype="float64"), dtype="{d}")',
+                ]
+            ),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    scale = draw(st.sampled_from(["0.5", "3", "-0.25", "1.5", "-2"]))
+    for i, step in enumerate(steps):
+        lines.append(f"%{i + 1} = " + step.format(p=i, s=scale, c=c, d=dtype) + ";")
+    text = (
+        f"def @main(%a: {ty(a_shape)}, %b: {ty(b_shape)}, %t: {ty(out)}) {{\n  "
+        + "\n  ".join(lines)
+        + f"\n  %{len(steps)}\n}}"
+    )
+    return text, dtype
+
+
+def _both_levels(prim: relay.ir.Function, args: list[np.ndarray]) -> tuple[Any, Any]:
+    """``prim``'s kernel compiled quick (-O0) and as usual, run on ``args``."""
+    target = Target("llvm")
+    outs = []
+    for quick in (True, False):
+        lib, (name,) = compile_functions([prim], target, disk=False, quick=quick)
+        assert lib.quick == quick
+        (out,) = lib[name](*args)
+        outs.append(out)
+    return outs[0], outs[1]
+
+
+def _inputs(prim: relay.ir.Function, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [
+        rng.standard_normal([int(d) for d in p.checked_type.shape]).astype(p.checked_type.dtype)
+        for p in prim.params
+    ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(program=quick_programs(), seed=st.integers(0, 3))
+def test_quick_products_compute_the_bits_of_optimized_ones(
+    program: tuple[str, str], seed: int
+) -> None:
+    text, dtype = program
+    exe = relay.build(relay.parse(text))
+    (prim,) = [p for p in _primitives(exe.module) if set(_ops(p)) & PRODUCTS]
+    assert quick_product(prim)
+    quick, optimized = _both_levels(prim, _inputs(prim, seed))
+    bits = {"float16": np.int16, "float32": np.int32, "float64": np.int64}[dtype]
+    np.testing.assert_array_equal(quick.view(bits), optimized.view(bits))
+
+
+NEGATED = """def @main(%a: Tensor[(64, 48), float32], %b: Tensor[(32, 48), float32],
+          %t: Tensor[(64, 32), float32]) {
+  add(multiply(multiply(nn.dense(%a, %b), %t), -1f), %t)
+}"""
+
+
+def test_a_negated_product_is_not_quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    # LLVM makes the product by -1 a negation from -O1 on, and fuses it with the addition:
+    # at -O0 the same kernel rounds twice
+    exe = relay.build(relay.parse(NEGATED))
+    (prim,) = [p for p in _primitives(exe.module) if set(_ops(p)) & PRODUCTS]
+    assert not quick_product(prim)
+    monkeypatch.setattr(compiler, "quick_product", lambda f: True)
+    quick, optimized = _both_levels(prim, _inputs(prim, 0))
+    assert not np.array_equal(quick, optimized)
+    np.testing.assert_allclose(quick, optimized, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "epilogue",
+    [
+        "negative(multiply(%0, %t))",
+        "exp(%0)",
+        "full_like(%0, 2f)",
+        "multiply(%0, -1f)",
+        "add(subtract(-0f, multiply(%0, %t)), %t)",
+        'cast(%0, dtype="float16")',
+        # values TVM's simplifier folds into -1, found by the review
+        "add(multiply(multiply(%0, %t), subtract(zeros_like(%t), ones_like(%t))), %t)",
+        "add(multiply(multiply(%0, %t), clip(zeros_like(%t), a_min=-1f, a_max=-1f)), %t)",
+        'add(multiply(multiply(%0, %t), subtract(cast(not_equal(%t, %t), dtype="float32"), '
+        'cast(equal(%t, %t), dtype="float32"))), %t)',
+        "add(multiply(multiply(%0, %t), where(greater(%t, %t), %t, "
+        "subtract(zeros_like(%t), ones_like(%t)))), %t)",
+        "add(multiply(%0, where(greater(%t, %t), 2f, 3f)), %t)",
+    ],
+)
+def test_products_with_other_epilogues_are_not_quick(epilogue: str) -> None:
+    text = NEGATED.replace(
+        "add(multiply(multiply(nn.dense(%a, %b), %t), -1f), %t)",
+        f"%0 = nn.dense(%a, %b);\n  {epilogue}",
+    )
+    exe = relay.build(relay.parse(text))
+    (prim,) = [p for p in _primitives(exe.module) if set(_ops(p)) & PRODUCTS]
+    assert not quick_product(prim)
+
+
+def test_small_kernels_are_parted_as_in_the_second_tier(
+    monkeypatch: pytest.MonkeyPatch, background: list[Callable[[], None]]
+) -> None:
+    # the quick products are a group of their own: the small kernels go to the same parts
+    # at the same levels in both tiers (a negated product rounds differently at -O0 than
+    # at -O1, where the second part of the small kernels goes)
+    from relay.backend import runtime
+
+    monkeypatch.setattr(runtime, "available_cores", lambda: 2)
+    lines = [
+        "%h1 = nn.relu(add(nn.dense(%x, %w1), %b1));",
+        "%h2 = nn.relu(add(nn.dense(%h1, %w2), %b2));",
+        "%u = sum(%h1, axis=[1]);",
+    ]
+    lines += [f"%v{i} = sum(multiply(%h2, {i + 1}f), axis=[1]);" for i in range(10)]
+    lines += [f"%s{i} = add(negative(multiply(%v{i}, %u)), %u);" for i in range(10)]
+    text = (
+        "def @main(%x: Tensor[(64, 300), float32], %w1: Tensor[(200, 300), float32], "
+        "%b1: Tensor[(200), float32], %w2: Tensor[(200, 200), float32], "
+        "%b2: Tensor[(200), float32]) {\n  "
+        + "\n  ".join(lines)
+        + f"\n  ({', '.join(f'%s{i}' for i in range(10))})\n}}"
+    )
+    args = layers_inputs()
+    exe = relay.build(relay.parse(text), tiered=True)
+    assert exe.graph.library.quick
+    first = exe(*args)
+    background.pop()()
+    assert not exe.graph.library.quick
+    for a, b in zip(first, exe(*args), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(("depth", "quick"), [(1024, True), (1025, False)])
+def test_a_product_of_more_than_quick_macs_is_not_quick(depth: int, quick: bool) -> None:
+    # (a product that runs longer at -O0 than its compilation at -O2 takes)
+    text = f"""def @main(%a: Tensor[(1024, {depth}), float32], %b: Tensor[({depth}, 1024), float32]) {{
+  nn.matmul(%a, %b)
+}}"""
+    exe = relay.build(relay.parse(text))
+    (prim,) = _primitives(exe.module)
+    assert compiler._macs(prim) == 1024 * depth * 1024
+    assert quick_product(prim) == quick
