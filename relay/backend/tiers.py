@@ -31,11 +31,20 @@ of a constant): each output is the same products summed in the same order, round
 same way; and in the products it compiles at -O0, LLVM fuses the same multiplies and adds
 as at -O2 (:func:`~relay.backend.compiler.quick_product` says which products). So a
 program's results never depend on which tier ran it; tests compare the tiers' results bit
-for bit. Only where sharing leaves fewer kernels to compile or a product compiles at -O0,
-and the second tier is not in the kernel cache already, does a program get two tiers; and
-never a program of symbolic sizes, a GPU or VTA target, the VM, :func:`relay.build`
-(unless asked: ``relay.build(..., tiered=True)``) or a process with
-``RELAY_SHARE_KERNELS=1`` (the shared kernels for good) or ``RELAY_TIERS=0``.
+for bit. Only where sharing leaves fewer kernels to compile, and the second tier is not in
+the kernel cache already, does a program get two tiers; and never a program of symbolic
+sizes, a GPU or VTA target, the VM, :func:`relay.build` (unless asked:
+``relay.build(..., tiered=True)``) or a process with ``RELAY_SHARE_KERNELS=1`` (the shared
+kernels for good) or ``RELAY_TIERS=0``.
+
+**What the second tier costs.** On two cores its compilation takes a core from the calls
+that follow the first: a kernel whose parallel loop waits for a thread the scheduler gave
+the compiler runs many times slower. Measured in a loop of calls from a cold cache,
+mlp_infer_b128 (three products, none shared, each at -O0 in a first tier of its own):
+the first call ~40 ms sooner, then calls of ~12 ms instead of 1.8 until the swap at the
+13th-21st call, and 500 calls 150 ms later than with one tier. So a program whose products
+share nothing keeps one tier. mlp_train_step pays it too (500 calls ~0.3 s later than
+with one tier, its first call ~40 ms sooner: docs/performance.md).
 
 The second tier runs under the flags the program was built with (:func:`relay.flags.
 pinned`). The process waits for it before it exits, so that the cache holds it for the
@@ -66,7 +75,6 @@ def first_tier(
     docstring), and where that fails, the first tier's kernels at the usual optimization
     levels (which a save exports); else None, and the executor is the program's only
     one."""
-    from relay.backend.compiler import quick_product
     from relay.backend.graph_executor import (
         build_graph,
         cached_kernels,
@@ -82,9 +90,7 @@ def first_tier(
     plan, prims = plan_function(func)
     own: list[tuple[Function, tuple[int, ...]]] = [(f, ()) for f in prims]
     shared = [] if plan.shape_vars else share_kernels(prims)
-    if not any(values for _, values in shared) and not (
-        shared and any(quick_product(f) for f in prims)
-    ):  # (nothing shared, nothing compiled faster: one tier)
+    if not any(values for _, values in shared):  # (nothing shared: one tier; see below)
         return executor(*compile_kernels(plan, own, target)), None
     found = cached_kernels(plan, own, target)
     if found is not None:  # (the second tier is compiled already: in memory or on disk)
