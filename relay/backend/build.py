@@ -222,18 +222,30 @@ class Executable:
         self._on_device: Any = None
 
     def on_upgrade(self, listener: Callable[[], None]) -> None:
-        """Call ``listener`` when the graph is replaced by its second tier (never, when no
-        second tier is coming): a runner of the first tier's graph kept elsewhere is to be
-        dropped. A listener equal to one waiting already is not added again."""
+        """Call ``listener`` when the graph is replaced by its second tier (never, when the
+        graph is final: :attr:`replaceable`): a runner of the first tier's graph kept
+        elsewhere is to be dropped. A listener equal to one waiting already is not added
+        again."""
         with self._upgrade_lock:
-            if self.upgrading and listener not in self._on_upgrade:
+            if self.replaceable and listener not in self._on_upgrade:
                 self._on_upgrade.append(listener)
 
+    @property
+    def replaceable(self) -> bool:
+        """Whether the graph may still be replaced (:mod:`relay.backend.tiers`): a second
+        tier is coming, or it failed and a save would compile the first tier again at the
+        usual levels (:meth:`_last_tier`)."""
+        graph = self.graph
+        quick = graph is not None and graph.library.quick and self._fallback is not None
+        return self.upgrading or quick
+
     def abandon_upgrade(self) -> None:
-        """No second tier is coming (:mod:`relay.backend.tiers`): the first stays."""
+        """No second tier is coming (:mod:`relay.backend.tiers`): the first stays (until a
+        save compiles it again, where it is a quick one: :meth:`_last_tier`)."""
         with self._upgrade_lock:
             self.upgrading = False
-            self._on_upgrade.clear()
+            if not self.replaceable:
+                self._on_upgrade.clear()
         self._settled.set()
 
     def upgrade(self, graph: Graph) -> None:

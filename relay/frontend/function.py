@@ -637,7 +637,7 @@ def remember_fast(
         return
     matched = getattr(runner, "matched", None)
     graph = getattr(runner, "graph", None)
-    if matched is not None and getattr(runner, "upgrading", False):
+    if matched is not None and getattr(runner, "replaceable", False):
         # a runner of the first tier's graph is dropped when the second takes over
         # (relay.backend.tiers): asked before the runner is made, checked after it is kept
         runner.on_upgrade(fast.clear)
