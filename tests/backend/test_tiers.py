@@ -53,6 +53,16 @@ def background(monkeypatch: pytest.MonkeyPatch) -> list[Callable[[], None]]:
     return work
 
 
+@pytest.fixture
+def no_second_tier(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second tier fails to compile (a CompileError: "no second tier today")."""
+
+    def failing(*_: Any, **__: Any) -> Any:
+        raise CompileError("no second tier today")
+
+    monkeypatch.setattr(graph_executor, "compile_plan", failing)
+
+
 def kernels_of(exe: Any) -> list[tuple[str, list[int]]]:
     return [(s.kernel, s.values) for s in exe.graph.plan.steps if not s.is_alias]
 
@@ -119,16 +129,11 @@ def test_the_program_cache_records_the_second_tier(
     assert k1 != k2
 
 
+@pytest.mark.usefixtures("no_second_tier")
 def test_a_second_tier_that_fails_leaves_the_first(
-    monkeypatch: pytest.MonkeyPatch,
-    background: list[Callable[[], None]],
-    capsys: pytest.CaptureFixture[str],
+    background: list[Callable[[], None]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def failing(*_: Any, **__: Any) -> Any:
-        raise CompileError("no second tier today")
-
     args = layers_inputs()
-    monkeypatch.setattr(graph_executor, "compile_plan", failing)
     exe = relay.build(two_layers().specialize(*args), tiered=True)
     first = exe(*args)
     listened: list[int] = []
@@ -250,14 +255,11 @@ def test_a_first_tier_saves_its_second(
     np.testing.assert_array_equal(again(*args), first)
 
 
+@pytest.mark.usefixtures("no_second_tier")
 def test_a_first_tier_whose_second_failed_saves_itself_compiled_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: list[Callable[[], None]]
+    tmp_path: Path, background: list[Callable[[], None]]
 ) -> None:
-    def failing(*_: Any, **__: Any) -> Any:
-        raise CompileError("no second tier today")
-
     args = layers_inputs()
-    monkeypatch.setattr(graph_executor, "compile_plan", failing)
     exe = relay.build(two_layers().specialize(*args), tiered=True)
     first = exe(*args)
     background.pop()()
@@ -271,14 +273,11 @@ def test_a_first_tier_whose_second_failed_saves_itself_compiled_again(
     np.testing.assert_array_equal(again(*args), first)
 
 
+@pytest.mark.usefixtures("no_second_tier")
 def test_a_function_drops_its_fast_path_when_a_save_replaces_a_failed_tier(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, background: list[Callable[[], None]]
+    tmp_path: Path, background: list[Callable[[], None]]
 ) -> None:
-    def failing(*_: Any, **__: Any) -> Any:
-        raise CompileError("no second tier today")
-
     args = layers_inputs()
-    monkeypatch.setattr(graph_executor, "compile_plan", failing)
     f = two_layers()
     first = f(*args)
     exe = f._compiled_for(args).runtime["executable"]
