@@ -619,3 +619,28 @@ def test_a_product_of_more_than_quick_macs_is_not_quick(depth: int, quick: bool)
     (prim,) = _primitives(exe.module)
     assert compiler._macs(prim) == 1024 * depth * 1024
     assert quick_product(prim) == quick
+
+
+@pytest.mark.parametrize("op", ["exp", "tanh", "sigmoid", "nn.log_softmax"])
+def test_fast_approximations_give_the_same_bits_at_every_level(op: str) -> None:
+    # (small kernels compile at -O0 and larger ones at -O1: the same values, the same bits)
+    import tvm
+
+    from relay.backend.compiler import _cpu_prim
+    from relay.backend.lower import lower_primitive
+
+    target = Target("llvm")
+    exe = relay.build(relay.parse(f"def @main(%x: Tensor[(64, 256), float32]) {{ {op}(%x) }}"))
+    (prim,) = _primitives(exe.module)
+    lowered = lower_primitive(prim, target="llvm", vector_ldexp=target.vector_ldexp)
+    kernel = _cpu_prim(lowered, "k")
+    x = (np.random.default_rng(0).standard_normal((64, 256)) * 20).astype(np.float32)
+    outs = []
+    for level in (0, 1, 2):
+        with tvm.transform.PassContext(config={"tirx.disable_assert": True}):
+            lib = tvm.compile(tvm.IRModule({"k": kernel}), target=target.tvm_target(level))
+        out = tvm.runtime.empty((64, 256), "float32", tvm.cpu())
+        lib["k"](tvm.runtime.tensor(x, tvm.cpu()), out)
+        outs.append(out.numpy().view(np.int32))
+    np.testing.assert_array_equal(outs[0], outs[2])
+    np.testing.assert_array_equal(outs[1], outs[2])
