@@ -489,7 +489,7 @@ QUICK_OPS = frozenset(
 :data:`PRODUCT_OPT_LEVEL` (:func:`quick_product`)."""
 
 QUICK_DTYPES = frozenset({"float32", "float64"})
-"""The dtypes of a product kernel's values that :func:`quick_product` accepts."""
+"""The float dtypes of a product kernel's values that :func:`quick_product` accepts."""
 
 QUICK_MACS = 1 << 30
 """The most multiply-adds of a product compiled at -O0 in a first tier: 1024^3, which runs
@@ -515,16 +515,21 @@ def quick_product(func: Function) -> bool:
     simplifier may fold into a constant, such as -1 (:func:`_folds`). Its values are float32
     or float64: with float16 values, the code LLVM optimized rounded a scaled product plus
     an addend differently (``add(multiply(p, t), t)`` after a (4, 6) x (6, 1) product: 8 of
-    32 results, by an ulp; the cause is not pinned down). And its products make at most
+    32 results, by an ulp; the cause is not pinned down), and so are the values inside
+    (integers and booleans too). And its products make at most
     :data:`QUICK_MACS` multiply-adds."""
     from relay.backend.lower import flatten_type
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Op
 
     ops = set(_ops(func))
     if not ops & PRODUCTS or not ops <= QUICK_OPS or _macs(func) > QUICK_MACS:
         return False
-    types = [p.checked_type for p in func.params] + [func.body.checked_type]
-    if any(str(t.dtype) not in QUICK_DTYPES for ty in types for t in flatten_type(ty)):
-        return False
+    values = [*func.params, *(e for e in sub_expressions(func.body) if not isinstance(e, Op))]
+    for t in (t for v in values for t in flatten_type(v.checked_type)):
+        dtype = str(t.dtype)
+        if dtype.startswith(("float", "bfloat")) and dtype not in QUICK_DTYPES:
+            return False  # (a float16 value inside too: a cast there and back)
     return not _folds(func)
 
 

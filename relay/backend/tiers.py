@@ -4,10 +4,10 @@ compile faster, and its specialized kernels replace them when they are ready.
 A program's first call with a cold kernel cache compiles all its kernels before it runs,
 and its matrix products cost the most: ~45 ms of CPU each on the 2-core project machine at
 LLVM's -O2, whatever their sizes (:mod:`relay.backend.share`), ~9 ms at -O0, where they run
-~2.2x slower. So, as adaptive compilers do (SELF's
-two compilers, Hölzle and Ungar, *Reconciling Responsiveness with Performance in Pure
-Object-Oriented Languages*, TOPLAS 1996; HotSpot's tiered compilation; V8's baseline and
-optimizing tiers), a program is compiled twice:
+~2.2x slower. So, as adaptive compilers do (SELF's two compilers, Hölzle and Ungar,
+*Reconciling Responsiveness with Performance in Pure Object-Oriented Languages*, TOPLAS
+1996; HotSpot's tiered compilation; V8's baseline and optimizing tiers), a program is
+compiled twice:
 
 1. **First tier**, before the first call: the program's products of the same computation
    at several depths compiled once, as one kernel that takes its depth as an argument
@@ -44,7 +44,7 @@ mlp_infer_b128 (three products, none shared, each at -O0 in a first tier of its 
 the first call ~40 ms sooner, then calls of ~12 ms instead of 1.8 until the swap at the
 13th-21st call, and 500 calls 150 ms later than with one tier. So a program whose products
 share nothing keeps one tier. mlp_train_step pays it too (500 calls ~0.3 s later than
-with one tier, its first call ~40 ms sooner: docs/performance.md).
+with one tier, its first call ~100 ms sooner: ``benchmarks/tiers.py``, docs/performance.md).
 
 The second tier runs under the flags the program was built with (:func:`relay.flags.
 pinned`). The process waits for it before it exits, so that the cache holds it for the
