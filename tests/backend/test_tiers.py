@@ -474,6 +474,12 @@ def quick_programs(draw: st.DrawFn) -> tuple[str, str]:
                     "clip(%{p}, a_min=-1{c}, a_max=2{c})",
                     "where(greater(%{p}, 0{c}), %{p}, zeros_like(%{p}))",
                     'cast(cast(%{p}, dtype="float64"), dtype="{d}")',
+                    "exp(%{p})",
+                    "sigmoid(%{p})",
+                    "multiply(sigmoid(%{p}), %t)",
+                    "add(exp(%{p}), %t)",
+                    "subtract(%t, multiply(exp(%{p}), {s}{c}))",
+                    "subtract(%t, multiply(sigmoid(%{p}), {s}{c}))",
                 ]
             ),
             min_size=1,
@@ -547,7 +553,7 @@ def test_a_negated_product_is_not_quick(monkeypatch: pytest.MonkeyPatch) -> None
     "epilogue",
     [
         "negative(multiply(%0, %t))",
-        "exp(%0)",
+        "subtract(%t, multiply(tanh(%0), 3f))",
         "full_like(%0, 2f)",
         "multiply(%0, -1f)",
         "add(subtract(-0f, multiply(%0, %t)), %t)",
@@ -575,6 +581,34 @@ def test_products_with_other_epilogues_are_not_quick(epilogue: str) -> None:
     exe = relay.build(relay.parse(text))
     (prim,) = [p for p in _primitives(exe.module) if set(_ops(p)) & PRODUCTS]
     assert not quick_product(prim)
+
+
+@pytest.mark.parametrize(
+    "epilogue",
+    [
+        "exp(multiply(%0, 40f))",
+        "sigmoid(multiply(%0, 40f))",
+        "subtract(%t, multiply(exp(multiply(%0, 40f)), 3f))",
+        "add(multiply(sigmoid(multiply(%0, 40f)), %t), %t)",
+    ],
+)
+def test_quick_exp_and_sigmoid_epilogues_keep_their_bits_where_they_saturate(
+    epilogue: str,
+) -> None:
+    # products up to ~+-300 after the scaling: exp overflows to inf, underflows through
+    # the subnormals to 0, sigmoid reaches 0 and 1 (the clamps of the fast exp)
+    text = NEGATED.replace(
+        "add(multiply(multiply(nn.dense(%a, %b), %t), -1f), %t)",
+        f"%0 = nn.dense(%a, %b);\n  {epilogue}",
+    )
+    exe = relay.build(relay.parse(text))
+    (prim,) = [p for p in _primitives(exe.module) if set(_ops(p)) & PRODUCTS]
+    assert quick_product(prim)
+    args = _inputs(prim, 1)
+    quick, optimized = _both_levels(prim, args)
+    np.testing.assert_array_equal(quick.view(np.int32), optimized.view(np.int32))
+    scaled = (args[0] @ args[1].T) * 40
+    assert scaled.max() > 89 and scaled.min() < -104  # (both ends reached)
 
 
 def test_small_kernels_are_parted_as_in_the_second_tier(
