@@ -2,7 +2,8 @@
 # Issue 11's GPU checks, on a machine with an NVIDIA GPU, nvcc and PyTorch but without
 # apache-tvm: unpacks .gpu/ (tools/gpu/pack.sh) into /tmp/relay-site, then runs a smoke
 # test, the tests marked gpu, the elementwise schedule variants (tools/gpu/probe.py),
-# benchmarks/gpu.py and the operator suite on the GPU (RELAY_TEST_TARGET=cuda). Outputs go
+# benchmarks/gpu.py and the operator suite on the GPU (RELAY_TEST_TARGET=cuda), and where
+# tools/gpu/cutlass_probe.sh built them, the CUTLASS probes against cuBLAS. Outputs go
 # to $OUT (default /tmp/relay-gpu). Time limits per part: T_DEV, T_PROBE, T_BENCH, T_OPS
 # seconds; SKIP_OPS=1 leaves the operator suite out.
 T0=$(date +%s)
@@ -29,6 +30,27 @@ np.testing.assert_allclose(got.numpy(), relay.build(mod)(x, w), rtol=1e-5)
 print("SMOKE OK")
 PY
 stamp smoke
+# CUTLASS's Hopper GEMM against cuBLAS (through PyTorch), float16 4096^3, where
+# tools/gpu/cutlass_probe.sh built the probes into .gpu/
+if ls .gpu/cutlass_probe_* > /dev/null 2>&1; then
+  for probe in .gpu/cutlass_probe_*; do timeout 60 "$probe" 2>&1 | tee -a "$OUT/cutlass.log"; done
+  timeout 60 python3 - <<'PY' 2>&1 | tee -a "$OUT/cutlass.log"
+import json, torch
+a = torch.rand(4096, 4096, device="cuda", dtype=torch.float16) - 0.5
+b = torch.rand(4096, 4096, device="cuda", dtype=torch.float16) - 0.5
+for _ in range(5):
+    a @ b.T
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+start.record()
+for _ in range(50):
+    a @ b.T
+end.record()
+torch.cuda.synchronize()
+ms = start.elapsed_time(end) / 50
+print(json.dumps({"kernel": "torch a @ b.T (cuBLAS)", "ms": round(ms, 4), "tflops": round(2 * 4096**3 / ms / 1e9, 1)}))
+PY
+  stamp cutlass
+fi
 timeout ${T_DEV:-150} python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n 8 -m gpu tests/backend 2>&1 | tee "$OUT/gpu_tests.log" | tail -30
 stamp "gpu tests"
 for mode in ${PROBE_ARGS:-variants}; do
