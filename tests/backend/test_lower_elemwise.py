@@ -914,3 +914,78 @@ def test_a_float_remainder_by_a_cast_integer_scalar_compiles() -> None:
     got = relay.build(mod)(x, np.int32(-3))
     np.testing.assert_array_equal(got, np.mod(x, -3.0))
     np.testing.assert_array_equal(np.signbit(got), np.signbit(np.mod(x, -3.0)))
+
+
+# ---- TVM's simplifier and IEEE floats (relay.op.lowering.elemwise._ieee_guarded) ------------
+
+_IEEE = np.array([np.nan, np.inf, -np.inf, 1e-8, 3e38, -2.0, 0.0, -0.0, 1.0], np.float32)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "subtract(%0, %0)",
+        "subtract(add(%x, %y), %x)",
+        "subtract(add(%y, %x), %x)",
+        "subtract(%x, add(%x, %y))",
+        "subtract(add(%x, 1f), 1f)",
+        "subtract(where(greater(%x, %y), %x, %y), %y)",
+        "equal(%0, %0)",
+        "not_equal(%0, %0)",
+        "less_equal(%0, %0)",
+        "multiply(%x, 0f)",
+        "multiply(-0f, %x)",
+        "add(multiply(%x, 0f), %y)",
+        "multiply(%x, zeros_like(%y))",
+        "divide(0f, %x)",
+        "divide(%x, 0f)",
+        "divide(%x, -0f)",
+        "logical_or(less(%x, %y), greater_equal(%x, %y))",
+        "logical_or(less_equal(%x, %y), greater(%x, %y))",
+        "logical_or(equal(%x, %y), not_equal(%x, %y))",
+        "logical_not(less_equal(%x, %y))",
+        "logical_and(logical_not(less(%x, %y)), logical_not(greater_equal(%x, %y)))",
+        "sum(subtract(%0, %0))",
+    ],
+)
+def test_the_simplifier_keeps_nan_infinities_and_signed_zeros(body: str) -> None:
+    # TVM's simplifier applies integer identities to floats too (x - x is 0, x == x is true,
+    # (x + y) - x is y, x * 0 is 0, x < y || x >= y is true, !(x <= y) is y < x), wrong for
+    # NaN, infinities, -0 and rounding; a fuzzing review found them (2026-11-28)
+    text = (
+        "def @main(%x: Tensor[(9,), float32], %y: Tensor[(9,), float32]) {\n"
+        f"  %0 = multiply(%x, %y);\n  {body}\n}}"
+    )
+    mod = relay.parse(text)
+    y = np.array([1.0, 1.0, 2.0, 1.0, 1.0, np.nan, -0.0, 0.0, np.inf], np.float32)
+    with np.errstate(all="ignore"):
+        got = np.asarray(relay.build(mod)(_IEEE, y))
+        want = np.asarray(relay.build(mod).interpret(_IEEE, y))
+    np.testing.assert_array_equal(got, want)  # (NaN equals NaN here)
+    if got.dtype.kind == "f":  # (-0 is not 0; a NaN's sign means nothing)
+        signs = (
+            np.signbit(np.where(np.isnan(want), 0, got)),
+            np.signbit(np.where(np.isnan(want), 0, want)),
+        )
+        np.testing.assert_array_equal(*signs)
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["subtract(add(%x, %y), %x)", "multiply(%x, 0f)", "multiply(%x, -0f)", "divide(0f, %x)"],
+)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_the_simplifier_guards_compile_for_cuda(body: str, dtype: str) -> None:
+    # on the GPU the opaque value is a reinterpretation, and a zero constant its bits (nvcc
+    # takes no address of a literal)
+    suffix = {"float32": "f", "float64": "f64", "float16": "f16"}[dtype]
+    text = (
+        f"def @main(%x: Tensor[(64,), {dtype}], %y: Tensor[(64,), {dtype}]) {{ "
+        + body.replace("0f", f"0{suffix}")
+        + " }"
+    )
+    exe = relay.build(relay.parse(text), target=Target("cuda", arch="sm_90"))
+    assert set(exe.placement.values()) == {"cuda"}
+    source = exe.cuda_source()
+    if dtype != "float16":  # (a float16 constant is a buffer the kernel reads: not folded)
+        assert "__int_as_float" in source or "__longlong_as_double" in source or "*(int" in source

@@ -38,6 +38,12 @@ TVM 0.27's code generation) differ:
   ``isfinite`` test the bits (``tirx.isnan`` is a call the vectorizer scalarizes, and
   ``x != x`` folds to false); ``round`` is ``llvm.round``, halves away from zero (TIR's round
   is ``nearbyint``, halves to even); ``sign(nan)`` is 0 (topi's select);
+* **IEEE floats and TVM's simplifier**: TVM's simplifier cancels ``x - x``, ``(x + y) - x``,
+  ``x == x``, ``x * 0``, ``x < y || x >= y``, ``!(x <= y)`` for floats as for integers, wrong
+  for NaN, infinities and -0; :func:`_ieee_guarded` hides one operand of a float
+  subtraction or comparison whose operands share an input, and a zero constant of a product
+  or quotient, behind :func:`_opaque`; bools combine by bitwise operators (TIR's ``||`` and
+  ``!`` have such rules);
 * **bool**: ``add``/``maximum`` are ``or``, ``multiply``/``minimum`` ``and`` (numpy's bool loops);
   comparisons of bools compare them as int8 (TVM emits float comparisons for ``bool``);
   ``bitwise_and``/``or``/``xor``/``not`` of bools are lowered as the logical operators;
@@ -997,9 +1003,12 @@ def _binary_fn(name: str, narrow: str, bind: bool = True) -> ScalarFn:
 
     dtype = _wide(narrow)
     fns: dict[str, ScalarFn]
+    # bools are combined by the bitwise operators, not TIR's Or and And: TVM's simplifier
+    # rewrites an Or of two comparisons as if no operand were NaN (``x < y || x >= y`` is
+    # true, ``x == y || x != y`` too)
+    either: ScalarFn = tirx.bitwise_or
+    both: ScalarFn = tirx.bitwise_and
     if dtype == "bool":  # numpy's bool loops; subtract and the divisions reject bool
-        either: ScalarFn = tirx.Or
-        both: ScalarFn = tirx.And
         fns = {"add": either, "maximum": either, "multiply": both, "minimum": both}
     elif _is_float(dtype):
         fns = {
@@ -1041,7 +1050,7 @@ def _binary_fn(name: str, narrow: str, bind: bool = True) -> ScalarFn:
         "greater_equal": tirx.GE,
         "logical_xor": tirx.NE,
     }
-    fns["logical_and"], fns["logical_or"] = tirx.And, tirx.Or
+    fns["logical_and"], fns["logical_or"] = both, either
     if dtype == "bool":
         name = _BOOL_BITWISE.get(name, name)
     if name in fns:
@@ -1075,7 +1084,119 @@ def _binary(call: LoweringCall) -> Any:
         return _int_power(call)
     if call.name in _DIVISIONS and dtype != "bool" and not _is_float(dtype):
         _require_nonzero_divisor(call, dtype)
-    return _map(call, _binary_fn(call.name, dtype, _can_bind(call)))
+    fn = _binary_fn(call.name, dtype, _can_bind(call))
+    if _is_float(dtype):
+        fn = _ieee_guarded(call, fn)
+    return _map(call, fn)
+
+
+_CANCELLING = frozenset(
+    {"subtract", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+)
+"""Float operators whose operands TVM's simplifier cancels when they share a term."""
+
+
+def _ieee_guarded(call: LoweringCall, fn: ScalarFn) -> ScalarFn:
+    """``fn`` (the float binary operator ``call``) kept from the rewrites of TVM's simplifier
+    that hold for integers but not for IEEE floats, which TVM applies to floats too:
+
+    * cancellations: ``x - x`` to 0, ``(x + y) - x`` to ``y``, ``x - (x + y)`` to ``-y``,
+      ``x == x`` to true (so ``x != x`` to false), ``select(c, y, z) - z`` to ``select(c,
+      y - z, 0)``, ``x <= y || y < x`` to true, each wrong for NaN or infinities (and the
+      second for rounding: ``(x + 1) - 1`` is not ``x`` for ``x = 1e-8``). They need the
+      operands to share a term, so where the operands of a subtraction or a comparison read
+      a tensor in common (after fusion, the inlined expressions may meet), the right one is
+      made opaque (:func:`_opaque`): the right one, or the left of ``>`` and ``>=``, which
+      TVM turns around (``x >= y`` is ``y <= x``), so that ``x < y || x >= y`` stays two
+      different comparisons (the same operand made opaque in both would match the rule);
+    * constant folds: ``x * 0`` to 0 (NaN and infinities give NaN, negative numbers -0),
+      ``0 / x`` to 0 (0 and NaN give NaN), and ``x / 0`` stops TVM with an internal check
+      (numpy gives infinities): a zero constant operand of a product or a quotient is made
+      opaque.
+
+    Reported by a fuzzing review (2026-11-28): ``t != t``, ``t - t`` and ``t * 0`` gave
+    False and 0 for NaN, ``(x + y) - x`` gave ``y`` for an infinite ``x``."""
+
+    def zero(v: Expr) -> Expr:
+        return v if _zero_constant(v) is None else _opaque(v)
+
+    if call.name in ("multiply", "divide"):
+        return lambda a, b: fn(zero(a), zero(b))
+    if call.name in _CANCELLING and _share_input(call.args[0], call.args[1]):
+        if call.name in ("greater", "greater_equal"):  # (see below)
+            return lambda a, b: fn(_opaque(a), b)
+        return lambda a, b: fn(a, _opaque(b))
+    return fn
+
+
+def _zero_constant(v: Expr) -> bool | None:
+    """Where ``v`` is a float constant 0 or -0, in the expression or as the element of a
+    constant tensor that the kernel inlines, whether it is -0; else None."""
+    from tvm import te, tirx
+
+    while True:
+        if isinstance(v, tirx.Cast):
+            v = v.value
+        elif _tensor_load(v) is not None and isinstance(_tensor_load(v).op, te.ComputeOp):
+            op = _tensor_load(v).op
+            if op.reduce_axis or len(op.body) != 1:
+                return None
+            v = op.body[0]
+        elif isinstance(v, tirx.FloatImm) and v.value == 0:
+            return bool(math.copysign(1.0, v.value) < 0)
+        else:
+            return None
+
+
+def _tensor_load(v: Expr) -> Any:
+    """The tensor that ``v`` reads an element of (TE's ``te.tensor_load``), or None."""
+    from tvm import ir, te
+
+    if isinstance(v, ir.Call) and getattr(v.op, "name", "") == "te.tensor_load":
+        t = v.args[0]
+        return t if isinstance(t, te.Tensor) else None
+    return None
+
+
+def _share_input(a: Any, b: Any) -> bool:
+    """Whether the tensors ``a`` and ``b`` (or scalars) are computed from a tensor in common
+    (one of them, or one they read, directly or not)."""
+    from tvm import te
+
+    def cone(t: Any) -> set[Any]:
+        seen: set[Any] = set()  # (TVM objects hash and compare by identity of the node)
+        stack = [t] if isinstance(t, te.Tensor) else []
+        while stack:
+            op = stack.pop().op
+            if op not in seen:
+                seen.add(op)
+                stack.extend(op.input_tensors)
+        return seen
+
+    return bool(cone(a) & cone(b))
+
+
+def _opaque(v: Expr) -> Expr:
+    """``v`` unchanged, in a form TVM's simplifier does not look into: for LLVM, the
+    ``llvm.arithmetic.fence`` intrinsic, which compiles to nothing and keeps LLVM from fusing
+    a multiply and an add across it at every optimization level alike (so a first tier's
+    -O0 kernels keep the bits of -O2, :func:`relay.backend.compiler.quick_product`); in CUDA
+    C, a reinterpretation to the integer of the same width and back."""
+    from tvm import tirx
+
+    from relay.backend.lower import lowering_target
+
+    dtype = _dt(v)
+    if lowering_target() == "llvm":
+        return tirx.call_llvm_pure_intrin(dtype, "llvm.arithmetic.fence", v)
+    zero = _zero_constant(v)
+    if zero is not None and dtype in ("float32", "float64"):
+        # (a literal's reinterpretation is the address of an rvalue to nvcc: its bits instead)
+        width = _bits(dtype)  # (-0 is the sign bit alone: the most negative integer)
+        cast = "__int_as_float" if width == 32 else "__longlong_as_double"
+        sign = -(1 << (width - 1)) if zero else 0
+        return tirx.call_pure_extern(dtype, cast, _const(sign, f"int{width}"))
+    return tirx.reinterpret(dtype, tirx.reinterpret(f"int{_bits(dtype)}", v))
 
 
 def _require_nonzero_divisor(call: LoweringCall, dtype: str) -> None:
@@ -1094,15 +1215,21 @@ def _require_nonzero_divisor(call: LoweringCall, dtype: str) -> None:
     call.require(violated, f"operator {call.name} failed: integer division by zero")
 
 
-@lowering_rule("logical_not")
-def _logical_not(call: LoweringCall) -> Any:
+def _not(x: Expr) -> Expr:
+    """The negation of the bool ``x``, as an exclusive or: TVM's simplifier turns ``!(a <=
+    b)`` into ``b < a``, false where a float operand is NaN."""
     from tvm import tirx
 
-    return _map(call, tirx.Not)
+    return tirx.bitwise_xor(x, _const(True, "bool"))
+
+
+@lowering_rule("logical_not")
+def _logical_not(call: LoweringCall) -> Any:
+    return _map(call, _not)
 
 
 @lowering_rule("bitwise_not")
 def _bitwise_not(call: LoweringCall) -> Any:
     from tvm import tirx
 
-    return _map(call, tirx.Not if _dtype(call, 0) == "bool" else tirx.bitwise_not)
+    return _map(call, _not if _dtype(call, 0) == "bool" else tirx.bitwise_not)
