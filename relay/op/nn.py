@@ -109,6 +109,7 @@ from relay.op.tensor import (
     known_type,
     linear_in_first_jvp,
     linear_jvp,
+    truncate_divide,
     tuple_fields,
 )
 from relay.op.transform import check_shape_limits
@@ -239,8 +240,9 @@ def _wide(x: Array) -> Array:
 
 def _truncdiv(total: Array, count: Array | int) -> Array:
     """Integer ``total / count`` (count > 0) rounded toward zero, in ``total``'s dtype."""
-    q = np.abs(total.astype(np.int64)) // count
-    return np.asarray(np.where(total < 0, -q, q).astype(total.dtype))
+    wide = np.dtype(np.uint64 if total.dtype == np.uint64 else np.int64)
+    quotient = truncate_divide(total.astype(wide), np.asarray(count).astype(wide))
+    return np.asarray(quotient.astype(total.dtype))
 
 
 def _to_nchw(op: str, x: Array, layout: object, what: str = "data") -> Array:

@@ -59,7 +59,7 @@ from relay.op.registry import (
     op_call,
     register_op,
 )
-from relay.op.tensor import carries_gradient, known_type, linear_jvp
+from relay.op.tensor import carries_gradient, known_type, linear_jvp, truncate_divide
 from relay.typecheck.relation import (
     RelationError,
     RelationFunc,
@@ -151,9 +151,10 @@ def _truncdiv(total: Array, count: int, what: str) -> Array:
     """Integer ``total / count`` rounded toward zero, in ``total``'s dtype."""
     if count == 0:
         raise ZeroDivisionError(f"integer {what} divides by a count of zero")
-    q = np.abs(total.astype(np.int64)) // abs(count)
-    signed = np.where((total < 0) != (count < 0), -q, q)
-    return np.asarray(signed.astype(total.dtype))
+    wide = np.dtype(np.uint64 if total.dtype == np.uint64 else np.int64)
+    if count < 0 and wide == np.uint64:  # (an empty unbiased variance: every sum is 0)
+        return np.zeros_like(total)
+    return np.asarray(truncate_divide(total.astype(wide), wide.type(count)).astype(total.dtype))
 
 
 def _sum_ref(data: Array, *, axis: object, keepdims: bool, exclude: bool) -> Array:

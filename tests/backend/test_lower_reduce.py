@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import as_strided
 
+import relay
 from relay.backend.target import Target
 from relay.testing.lowering import check_op_lowering, primitive_op_function, run_compiled_op
 
@@ -574,3 +576,26 @@ def test_partial_vector_rows_of_other_dtypes(dtype: str) -> None:
     x[2, 45], x[7, 3] = np.nan, np.nan  # nan in a tail and in a head propagate
     for op in ("max", "min"):
         check_op_lowering(op, x, axis=1)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_bfloat16_argmax_compares_values_not_bits(name: str) -> None:
+    # TVM's bfloat16 legalization dropped the cast inside the tuple reduction, and the raw
+    # bits compared as unsigned integers: a negative value won argmax (a fuzzing review)
+    text = f"def @main(%x: Tensor[(3, 5), bfloat16]) {{ {name}(%x, axis=[1]) }}"
+    x = np.array(
+        [[0.5, 3.0, -1.0, 2.0, -0.0], [-4.0, -2.0, 1.0, 0.25, -8.0], [1.0, np.nan, -1.0, 2.0, 0.0]],
+        ml_dtypes.bfloat16,
+    )
+    exe = relay.build(relay.parse(text))
+    np.testing.assert_array_equal(exe(x), exe.interpret(x))
+
+
+def test_float16_prod_multiplies_in_float32() -> None:
+    # as numpy along the innermost axis: 300 * 300 overflows float16, the product does not
+    # (a fuzzing review found inf); along another axis numpy rounds each step (inf there)
+    text = "def @main(%x: Tensor[(2, 4), float16]) { prod(%x, axis=[1]) }"
+    x = np.array([[300.0, 300.0, 1e-3, 1e-3], [300.0, 300.0, 0.0, 2.0]], np.float16)
+    got = relay.build(relay.parse(text))(x)
+    np.testing.assert_array_equal(got, np.prod(x, axis=1))
+    np.testing.assert_array_equal(got, np.prod(x.astype(np.float32), axis=1).astype(np.float16))

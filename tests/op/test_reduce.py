@@ -413,3 +413,18 @@ def test_bfloat16_references(op: str) -> None:
     want = getattr(np, op)(x.astype(np.float32), axis=1).astype(bf16)
     assert got.dtype == bf16
     np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (np.array([2**63 + 2, 0], np.uint64), 2**62 + 1),  # (a sum at or past 2**63)
+        (np.array([-(2**63), 0], np.int64), -(2**62)),  # (the most negative sum)
+        (np.array([-128, -100, 5], np.int8), 11),  # (the int8 sum wraps around to 33)
+        (np.array([7, -8], np.int8), 0),  # (-1 / 2 truncates toward zero)
+    ],
+)
+def test_integer_mean_of_the_extremes(data: np.ndarray, expected: int) -> None:
+    # found by a fuzzing review: the reference took the absolute value of the sum as int64
+    got = run("mean", data, axis=None, keepdims=False, exclude=False)
+    assert got.dtype == data.dtype and int(got) == expected

@@ -233,20 +233,23 @@ around each rule to know which operators bind their input (see
 
 def _can_bind(call: LoweringCall) -> bool:
     """Whether ``call``'s arguments may be bound by ``tirx.Let``: not when a bfloat16 tensor is
-    computed upstream in the kernel (its inlined cast to bfloat16 would land inside the
-    ``Let`` value, which TVM's bfloat16 legalization misses: a compile error)."""
+    read or computed upstream in the kernel. TVM's bfloat16 legalization misses a cast inside
+    a ``Let`` value: an inlined cast to bfloat16 there was a compile error, and a bfloat16
+    input read there lost its conversion to float32 (its bits read as an integer: the fast
+    ``exp`` of 1.0 gave inf, found by a fuzzing review)."""
     from tvm import te
 
     seen: set[Any] = set()  # TVM objects hash and compare by identity of the node
-    stack = _flatten(call.args)
+    stack = [t for t in _flatten(call.args) if isinstance(t, te.Tensor)]
     while stack:
         t = stack.pop()
-        if t.op in seen or isinstance(t.op, te.PlaceholderOp):
+        if t.op in seen:
             continue
         seen.add(t.op)
         if str(t.dtype) == "bfloat16":
             return False
-        stack.extend(t.op.input_tensors)
+        if not isinstance(t.op, te.PlaceholderOp):
+            stack.extend(t.op.input_tensors)
     return True
 
 

@@ -29,9 +29,13 @@ say otherwise:
   tie, so a row of lowest values gives a real index. bool data is compared as int8;
 * bool ``sum``/``max`` are a logical or and ``prod``/``min`` a logical and (numpy's bool
   add and multiply), never an ``i1`` addition;
-* float16 data is summed in float32 and rounded back (``sum``, ``mean``, ``variance``,
-  ``logsumexp``, ``collapse_sum_like``); ``prod`` multiplies in the data's dtype, rounding
-  each step as numpy does. Integers sum and multiply in their own dtype and wrap around;
+* float16 data is summed and multiplied in float32 and rounded back once (``sum``,
+  ``mean``, ``variance``, ``logsumexp``, ``collapse_sum_like``, ``prod``), as numpy does
+  along the innermost, contiguous axis; along another axis numpy rounds each step, and its
+  product may overflow where relay's does not (``[300, 300, 1e-3, 1e-3]``: 0.0901 against
+  inf; a fuzzing review found relay's then per-step product giving inf along the innermost
+  axis). bfloat16 ``prod`` rounds each step, as ml_dtypes' loops do. Integers sum and
+  multiply in their own dtype and wrap around;
 * ``mean`` and ``variance`` of integers divide the integer sum by the count in int64
   (uint64 for uint64), truncating toward zero (``topi.divide``/``truncdiv``); the type
   relation rejects a count of zero, and a negative count (an empty unbiased variance) divides
@@ -93,6 +97,17 @@ def _cast(dtype: str, value: Any, src: str) -> Any:
     from tvm import tirx
 
     return value if src == dtype else tirx.Cast(dtype, value)
+
+
+def _bfloat16_to_float32(value: Any) -> Any:
+    """The float32 of the bfloat16 ``value``, by its bits (the upper half of a float32's):
+    TVM's bfloat16 legalization drops a cast to float32 inside a tuple reduction's value,
+    which then compared the raw bits as unsigned integers (argmax took a negative value
+    over positive ones; found by a fuzzing review)."""
+    from tvm import tirx
+
+    bits = tirx.Cast("uint32", tirx.reinterpret("uint16", value))
+    return tirx.reinterpret("float32", bits << tirx.const(16, "uint32"))
 
 
 def _const(value: object, dtype: str) -> Any:
@@ -443,7 +458,7 @@ def _cheap(t: Any) -> bool:
 @lowering_rule(*_REDUCERS)
 def _lower_same_dtype(call: LoweringCall) -> Any:
     """prod, max and min: reduced in the data's dtype (bfloat16 max/min in float32, exact,
-    since TVM has no bfloat16 isnan). A float max or min for the CPU of a cheap input
+    since TVM has no bfloat16 isnan; a float16 prod in float32, rounded once). A float max or min for the CPU of a cheap input
     (:func:`_cheap`) is :func:`_extreme_with_flags`; otherwise, and for CUDA, the
     nan-propagating reducer."""
     from relay.backend.lower import lowering_target
@@ -453,7 +468,11 @@ def _lower_same_dtype(call: LoweringCall) -> Any:
     if not plan.axes:
         return _copy(x, call.name)
     dtype = str(x.dtype)
-    cdt = "float32" if dtype == "bfloat16" and call.name != "prod" else dtype
+    cdt = dtype
+    if (dtype == "bfloat16" and call.name != "prod") or (
+        dtype == "float16" and call.name == "prod"
+    ):
+        cdt = "float32"
 
     def body(i: list[Any], o: Sequence[Any]) -> Any:
         return _cast(cdt, x(*i), dtype)
@@ -497,8 +516,10 @@ def _lower_arg(call: LoweringCall) -> Any:
         flat: Any = _const(0, "int32")
         for a, k in zip(plan.axes, iters, strict=True):
             flat = flat * plan.shape[a] + k.var
-        value = _cast(vtype, x(*plan.index(out, iters)), dtype)
-        return reducer((flat, value), axis=iters)
+        value = x(*plan.index(out, iters))
+        # (TVM's bfloat16 legalization loses a cast here)
+        wide = _bfloat16_to_float32 if dtype == "bfloat16" else lambda v: _cast(vtype, v, dtype)
+        return reducer((flat, wide(value)), axis=iters)
 
     from tvm import te
 
