@@ -40,6 +40,7 @@ writeable or not aligned to its element size is copied into an aligned buffer, a
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -850,8 +851,8 @@ def _build(s: Structure, slots: list[Any] | dict[int, Any]) -> Any:
 
 
 def _convert(a: Any, shape: tuple[int, ...], dtype: np.dtype[Any], what: str) -> Array:
-    """A non-conforming argument: a Python scalar or same-valued array gets the dtype,
-    anything else is a TypeCheckError naming the expected type."""
+    """A non-conforming argument: a number for a rank-0 parameter converted by
+    :func:`scalar_argument`; anything else is a TypeCheckError naming the expected type."""
     arr = np.asarray(a)
     expected = f"Tensor[{shape if len(shape) != 1 else f'({shape[0]},)'}, {dtype.name}]"
     if arr.shape != shape:
@@ -860,15 +861,67 @@ def _convert(a: Any, shape: tuple[int, ...], dtype: np.dtype[Any], what: str) ->
         )
     if arr.dtype == dtype:
         return arr
-    if isinstance(a, bool | int | float) or (
-        arr.ndim == 0 and np.can_cast(arr, dtype, "same_kind")
-    ):
-        converted = np.asarray(a, dtype=dtype)
-        if converted == arr:
-            return converted
+    try:
+        converted = scalar_argument(a if isinstance(a, int | float) else arr, dtype)
+    except ValueError as err:
+        raise TypeCheckError(f"{what}: expected an argument of type {expected}: {err}") from None
+    if converted is not None:
+        return converted
     raise TypeCheckError(
         f"{what}: expected an argument of type {expected}, got an array of dtype {arr.dtype}"
     )
+
+
+def scalar_argument(value: object, dtype: np.dtype[Any] | str) -> Array | None:
+    """``value``, a number passed for a rank-0 parameter of ``dtype``, as a 0-d array of
+    that dtype; None when it is not a number or cannot take the dtype (the caller reports
+    the mismatch); a ValueError saying why when it does not fit. Both a ``@relay``
+    function's call and a built executable convert their arguments with this.
+
+    A Python ``bool``, ``int`` or ``float`` is weakly typed (NEP 50), as it is inside a
+    function: it takes the dtype, a float rounded to the nearest value of a float dtype
+    (``0.1`` for float32; nan and inf stay). A float passed for an integer or bool dtype, an
+    integer out of the dtype's range and a finite number beyond a float dtype's range (which
+    numpy would make inf, with a warning) do not fit.
+
+    A numpy scalar (``np.float64`` included, though it is a ``float``) or 0-d array keeps
+    its dtype's strength: it is converted only when numpy casts its dtype to ``dtype``
+    (``same_kind``) and the value stays the same (nan counts as the same), so
+    ``np.float64(0.5)`` passes for float32 and ``np.float64(0.1)`` does not fit."""
+    try:
+        dt = numpy_dtype(dtype) if isinstance(dtype, str) else dtype
+    except TypeError:  # a dtype numpy does not have: no conversion to it
+        return None
+    if isinstance(value, np.generic | np.ndarray):
+        arr = np.asarray(value)
+        if arr.ndim != 0:
+            return None
+        if arr.dtype == dt:
+            return arr
+        if not np.can_cast(arr.dtype, dt, "same_kind"):
+            return None
+        with np.errstate(over="ignore", invalid="ignore"):
+            converted = arr.astype(dt)
+        if not np.array_equal(converted, arr, equal_nan=True):
+            raise ValueError(f"the {arr.dtype} value {arr.item()} does not fit in {dt.name}")
+        return converted
+    if not isinstance(value, bool | int | float):
+        return None
+    if dt.kind in "biu":
+        if isinstance(value, float):
+            raise ValueError(f"cannot pass the float {value} as {dt.name}")
+        low, high = (0, 1) if dt.kind == "b" else (int(np.iinfo(dt).min), int(np.iinfo(dt).max))
+        if not low <= value <= high:
+            raise ValueError(f"{value} does not fit in {dt.name}")
+        return np.asarray(value, dtype=dt)
+    try:
+        with np.errstate(over="ignore"):
+            arr = np.asarray(value, dtype=dt)
+    except OverflowError:  # an int beyond float64's range
+        raise ValueError(f"{value} does not fit in {dt.name}") from None
+    if np.isinf(arr) and not math.isinf(value):
+        raise ValueError(f"{value} does not fit in {dt.name}")
+    return arr
 
 
 def build_graph(func: Function, target: Target) -> GraphExecutor | SymbolicGraphExecutor:
@@ -1092,4 +1145,5 @@ __all__ = [
     "flatten_args",
     "flatten_type",
     "plan_function",
+    "scalar_argument",
 ]

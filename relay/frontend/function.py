@@ -537,23 +537,19 @@ class RelayFunction:
         return tuple(bound)
 
     def _argument(self, c: _Compiled, i: int, value: object) -> object:
-        """Argument ``i`` as a run-time value: a Python number takes the dtype of its
-        (annotated) parameter, as it would inside the function."""
+        """Argument ``i`` as a run-time value: a number for a scalar parameter converted to
+        its dtype as a built executable converts it
+        (:func:`~relay.backend.graph_executor.scalar_argument`: a Python number takes the
+        dtype, as it would inside the function)."""
         param = c.module.functions[c.global_var].params[i]
         ty = c.param_types[i]
         try:
-            if (
-                isinstance(value, int | float | bool)
-                and isinstance(ty, TensorType)
-                and ty.shape == ()
-                and isinstance(ty.dtype, str)
-            ):
-                arr = np.asarray(value, dtype=ty.dtype)
-                if isinstance(value, float) and ty.dtype.startswith(("int", "uint", "bool")):
-                    raise TypeError(f"cannot pass the float {value} as {ty.dtype}")
-                if arr != value:
-                    raise OverflowError(f"{value} does not fit in {ty.dtype}")
-                return arr
+            if isinstance(ty, TensorType) and ty.shape == () and isinstance(ty.dtype, str):
+                from relay.backend.graph_executor import scalar_argument
+
+                arr = scalar_argument(value, ty.dtype)
+                if arr is not None:
+                    return arr
             return from_python(value, c.module, ty)
         except (TypeError, ValueError, OverflowError) as err:
             raise TypeCheckError(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import relay
-from relay import Tensor, float32
+from relay import Tensor, float32, int32
 from relay.backend.build import build
 from relay.backend.graph_executor import plan_function
 from relay.errors import TypeCheckError
@@ -273,6 +274,40 @@ def @main(%p: (Tensor[(3,), float32], Tensor[(), float32]), %k: Tensor[(), int32
     got = exe((v, s), 4)
     np.testing.assert_array_equal(got[0], [2, 4, 6])
     assert got[1] == 5 and got[1].dtype == np.int32
+
+
+@relay
+def scaled(x: Tensor[float32, (2,)], s: Tensor[float32, ()], k: Tensor[int32, ()]):
+    return x * s, k + 1
+
+
+def test_numbers_for_scalar_parameters_convert_as_on_the_relay_path() -> None:
+    exe = build(scaled)
+    x = np.ones(2, np.float32)
+    for s in [0.5, 0.1, 0.3, float("inf"), np.float32(0.1), np.float64(0.5), np.int64(3), 2]:
+        got, want = exe(x, s, 1), scaled(x, s, 1)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[0], x * np.float32(s))
+    assert np.isnan(exe(x, float("nan"), 1)[0]).all()
+    assert np.isnan(exe(x, np.float64("nan"), 1)[0]).all()
+    expected = "scaled: expected an argument of type Tensor[(), {}]: {}"
+    for s, k, why in [
+        (1.0, 2**40, "1099511627776 does not fit in int32"),
+        (1.0, -(2**31) - 1, "-2147483649 does not fit in int32"),
+        (1.0, 2.0, "cannot pass the float 2.0 as int32"),
+        (1e40, 1, "1e+40 does not fit in float32"),
+        (-1e40, 1, "-1e+40 does not fit in float32"),
+        (10**400, 1, f"{10**400} does not fit in float32"),
+        (np.float64(0.1), 1, "the float64 value 0.1 does not fit in float32"),
+        (1.0, np.int64(2**40), "the int64 value 1099511627776 does not fit in int32"),
+    ]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (no numpy overflow warning either)
+            with pytest.raises(TypeCheckError) as info:
+                exe(x, s, k)
+        dtype = "int32" if why.endswith("int32") else "float32"
+        assert info.value.message == expected.format(dtype, why)
+    assert exe(x, 1.0, -(2**31))[1] == -(2**31) + 1
 
 
 def test_tensor_constants_are_bound_once() -> None:

@@ -1005,3 +1005,16 @@ def test_the_simplifier_guards_compile_for_cuda(body: str, dtype: str) -> None:
     source = exe.cuda_source()
     if dtype != "float16":  # (a float16 constant is a buffer the kernel reads: not folded)
         assert "__int_as_float" in source or "__longlong_as_double" in source or "*(int" in source
+
+
+def test_int32_results_that_wrap_around_are_not_folded() -> None:
+    # TVM's simplifier took the truncation of int32 arithmetic (computed in int64) to keep
+    # the value: (x * 3) % 3 was 0 where x * 3 wraps (found by a fuzzing review)
+    text = """def @main(%x: Tensor[(4,), int32]) {
+  (floor_mod(multiply(%x, 3), 3), greater(add(%x, 1), %x), floor_divide(multiply(%x, 2), 2),
+   maximum(add(%x, 1), %x))
+}"""
+    x = np.array([-(2**31), 2**30 + 5, 7, 2**31 - 1], np.int32)
+    exe = relay.build(relay.parse(text))
+    for got, want in zip(exe(x), exe.interpret(x), strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -4,6 +4,8 @@ messages for what is not supported."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -177,9 +179,31 @@ def test_python_numbers_take_the_parameter_dtype():
 def test_numbers_that_do_not_fit():
     with pytest.raises(relay.TypeCheckError) as info:
         two(1, 2**40)
-    assert info.value.message == (
-        "argument 1 of two (%b): Python integer 1099511627776 out of bounds for int32"
-    )
+    assert info.value.message == "argument 1 of two (%b): 1099511627776 does not fit in int32"
+    f = relay.function(scale)
+    for k, why in [
+        (1e40, "1e+40 does not fit in float32"),
+        (-1e40, "-1e+40 does not fit in float32"),
+        (np.float64(0.1), "the float64 value 0.1 does not fit in float32"),
+    ]:
+        for call in (f, f.interpret):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # (no numpy overflow warning either)
+                with pytest.raises(relay.TypeCheckError) as info:
+                    call(F3, k)
+            assert info.value.message == f"argument 1 of scale (%k): {why}"
+
+
+def test_floats_are_rounded_to_the_parameter_dtype():
+    f = relay.function(scale)
+    for call in (f, f.interpret):
+        assert call(F3, 0.1).tolist() == (F3 * np.float32(0.1) + 1).tolist()
+        assert np.isnan(call(F3, float("nan"))).all()
+        assert call(F3, float("-inf")).tolist() == [-np.inf] * 3
+        # a numpy float64 is strongly typed: taken when float32 holds it exactly
+        assert call(F3, np.float64(0.5)).tolist() == [1.5, 2.0, 2.5]
+        assert np.isnan(call(F3, np.float64("nan"))).all()
+    assert np.isnan(two(1.0, float("nan")))  # (unannotated: b is float32)
 
 
 def caller(x):

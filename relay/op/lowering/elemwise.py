@@ -398,7 +398,10 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
     and ``0 - x`` of unsigned ``x`` to 0) and its LLVM code marks signed 32/64-bit arithmetic
     ``nsw``. Narrower integers are therefore computed in int64 (uint64 for a uint32 product)
     and truncated back; uint64 subtracts by adding the two's complement; int64 arithmetic is
-    left as TVM emits it (no wider type exists)."""
+    left as TVM emits it (no wider type exists). The simplifier also takes a truncation to
+    int32 (one of its index types) to keep the value, and folded ``(x * 3) % 3`` to 0 where
+    ``x * 3`` wraps (found by a fuzzing review): an int32 result is hidden from it by a
+    reinterpretation to float32 and back, which LLVM removes."""
     from tvm import tirx
 
     op = _ARITH[kind]
@@ -407,7 +410,10 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
     if dtype in ("int64", "uint64"):
         return op(a, b)
     wide = "uint64" if kind == "multiply" and dtype == "uint32" else "int64"
-    return tirx.Cast(dtype, op(tirx.Cast(wide, a), tirx.Cast(wide, b)))
+    narrow = tirx.Cast(dtype, op(tirx.Cast(wide, a), tirx.Cast(wide, b)))
+    if dtype == "int32":
+        return tirx.reinterpret(dtype, tirx.reinterpret("float32", narrow))
+    return narrow
 
 
 def _negate(x: Expr, dtype: str) -> Expr:
