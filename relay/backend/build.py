@@ -50,6 +50,7 @@ from relay.backend.graph_executor import (
     executor,
     flatten_args,
 )
+from relay.backend.plan_check import check_plan
 from relay.backend.target import Target
 from relay.errors import CompileError, ExecutionError, TypeCheckError
 from relay.ir.attrs import Attrs
@@ -595,74 +596,86 @@ def load(path: str | os.PathLike[str]) -> Executable:
     from relay.ir.parser import parse
 
     try:
-        z = zipfile.ZipFile(path)
-    except (OSError, zipfile.BadZipFile) as err:
+        with zipfile.ZipFile(path) as z:
+            members = {n: z.read(n) for n in z.namelist()}
+    except Exception as err:  # (zipfile and zlib raise several kinds for a damaged archive)
         raise CompileError(f"{path} is not a relay executable: {err}") from None
-    with z:
+    for name in ("executable.json", "program.rly"):
+        if name not in members:
+            raise CompileError(f"{path} is not a relay executable: it has no {name}")
+    try:
+        meta = json.loads(members["executable.json"])
+        text = members["program.rly"].decode()
+    except ValueError as err:
+        raise CompileError(f"{path} is not a relay executable: {err}") from None
+    if not isinstance(meta, dict):
+        raise CompileError(f"{path} is not a relay executable: its executable.json is no object")
+    if meta.get("format") not in READABLE_FORMATS:
+        raise CompileError(f"{path}: unsupported executable format {meta.get('format')}")
+    module = parse(text, str(path))
+    entry = module.get_global_var(meta["entry"])
+    t = meta["target"]
+    target = Target(
+        t.get("kind", "llvm"), mcpu=t["mcpu"], fast_math=t["fast_math"], arch=t.get("arch", "")
+    )
+    graph = None
+    vm: VMExecutor | None = None
+    constants = {
+        int(Path(n).stem): np.load(io.BytesIO(data), allow_pickle=False)
+        for n, data in members.items()
+        if n.startswith("constants/")
+    }
+    library = None
+    if "kernels" in meta:
+        kernels = kernels_from_metadata(meta["kernels"])
+        data = members.get("kernels.so", b"")
+        if not data:
+            raise CompileError(f"{path} is not a relay executable: it has no kernels.so")
+        with tempfile.TemporaryDirectory() as tmp:
+            so = Path(tmp) / "kernels.so"
+            so.write_bytes(data)
+            try:
+                lib_module = tvm().runtime.load_module(str(so))
+            except Exception as err:
+                if not target.is_gpu:
+                    raise
+                raise CompileError(
+                    f"{path} holds kernels compiled for {target.arch}, and TVM on this "
+                    "machine cannot load CUDA code (it needs the CUDA driver: load it on "
+                    f"a machine with the GPU): {str(err).strip().splitlines()[-1]}"
+                ) from None
+        for name, spec in meta.get("vta_layers", {}).items():
+            from relay.backend.vta.build import layer_from_spec
+
+            kernels[name].func = layer_from_spec(spec)
+        codes = sorted(n for n in members if n.startswith("device_code/"))
+        device_code = [members[n] for n in sorted(codes, key=lambda n: int(Path(n).stem))]
+        library = KernelLibrary(kernels, lib_module, "", data, device_code)
+    if meta["kind"] == "graph" and target.is_gpu:
+        assert library is not None
+        plan = GraphPlan.from_json(meta["plan"], constants)
+        return _gpu_graph(module, entry, target, meta.get("name", ""), plan, library)
+    if meta["kind"] == "graph":
+        assert library is not None
         try:
-            meta = json.loads(z.read("executable.json"))
-            text = z.read("program.rly").decode()
-        except (KeyError, ValueError) as err:
-            raise CompileError(f"{path} is not a relay executable: {err}") from None
-        if meta.get("format") not in READABLE_FORMATS:
-            raise CompileError(f"{path}: unsupported executable format {meta.get('format')}")
-        module = parse(text, str(path))
-        entry = module.get_global_var(meta["entry"])
-        t = meta["target"]
-        target = Target(
-            t.get("kind", "llvm"), mcpu=t["mcpu"], fast_math=t["fast_math"], arch=t.get("arch", "")
-        )
-        graph = None
-        vm: VMExecutor | None = None
-        constants = {
-            int(Path(n).stem): np.load(io.BytesIO(z.read(n)), allow_pickle=False)
-            for n in z.namelist()
-            if n.startswith("constants/")
-        }
-        library = None
-        if "kernels" in meta:
-            kernels = kernels_from_metadata(meta["kernels"])
-            data = z.read("kernels.so")
-            with tempfile.TemporaryDirectory() as tmp:
-                so = Path(tmp) / "kernels.so"
-                so.write_bytes(data)
-                try:
-                    lib_module = tvm().runtime.load_module(str(so))
-                except Exception as err:
-                    if not target.is_gpu:
-                        raise
-                    raise CompileError(
-                        f"{path} holds kernels compiled for {target.arch}, and TVM on this "
-                        "machine cannot load CUDA code (it needs the CUDA driver: load it on "
-                        f"a machine with the GPU): {str(err).strip().splitlines()[-1]}"
-                    ) from None
-            for name, spec in meta.get("vta_layers", {}).items():
-                from relay.backend.vta.build import layer_from_spec
-
-                kernels[name].func = layer_from_spec(spec)
-            codes = sorted(n for n in z.namelist() if n.startswith("device_code/"))
-            device_code = [z.read(n) for n in sorted(codes, key=lambda n: int(Path(n).stem))]
-            library = KernelLibrary(kernels, lib_module, "", data, device_code)
-        if meta["kind"] == "graph" and target.is_gpu:
-            assert library is not None
             plan = GraphPlan.from_json(meta["plan"], constants)
-            return _gpu_graph(module, entry, target, meta.get("name", ""), plan, library)
-        if meta["kind"] == "graph":
-            assert library is not None
-            graph = executor(GraphPlan.from_json(meta["plan"], constants), library)
-        elif meta["kind"] == "vm":
-            from relay.backend.vm import VMExecutor
-            from relay.backend.vm.isa import program_from_json
+            check_plan(plan, library)
+        except (KeyError, IndexError, TypeError, ValueError) as err:
+            raise CompileError(f"{path} is not a relay executable: {err}") from None
+        graph = executor(plan, library)
+    elif meta["kind"] == "vm":
+        from relay.backend.vm import VMExecutor
+        from relay.backend.vm.isa import program_from_json
 
-            values = [constants[k] for k in range(meta["vm"]["constant_count"])]
-            program = program_from_json(meta["vm"], module, values)
-            if target.is_gpu:
-                from relay.backend.device import Device
-                from relay.backend.vm.device import DeviceVMExecutor
+        values = [constants[k] for k in range(meta["vm"]["constant_count"])]
+        program = program_from_json(meta["vm"], module, values)
+        if target.is_gpu:
+            from relay.backend.device import Device
+            from relay.backend.vm.device import DeviceVMExecutor
 
-                vm = DeviceVMExecutor(program, library, target, None, Device("cuda"))
-            else:
-                vm = VMExecutor(program, library, target)
+            vm = DeviceVMExecutor(program, library, target, None, Device("cuda"))
+        else:
+            vm = VMExecutor(program, library, target)
     return Executable(module, entry, target, graph, meta.get("name", ""), vm)
 
 
@@ -939,7 +952,9 @@ def _cached_program(
             vm = VMExecutor(program_from_json(record["vm"], typed, values), library, target)
         else:
             assert library is not None
-            graph = executor(GraphPlan.from_json(record["plan"], constants), library)
+            plan = GraphPlan.from_json(record["plan"], constants)
+            check_plan(plan, library)
+            graph = executor(plan, library)
     except Exception as err:  # a stale or damaged record is a miss
         flags.debug_print(1, f"program cache entry {key[:12]} does not load ({err})")
         return None

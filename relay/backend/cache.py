@@ -20,9 +20,12 @@ the record and loading the library.
 
 Both are written to temporary files in the same directory and renamed into place
 (``os.replace`` is atomic), the library first, so a reader sees a whole entry or none, and
-two processes writing the same entry at once each leave a consistent one. A reader checks
-the library's size and digest against the metadata before loading it: a truncated or
-corrupted entry is removed and recompiled, never loaded. Each hit refreshes the entry's
+two processes writing the same entry at once each leave a consistent one. Each JSON file
+carries the SHA-256 of its own text (:func:`sealed`), and a reader checks it, then the
+library's size and digest against the metadata, before using either: a truncated or
+corrupted entry (or one of an older format) is removed and recompiled, never loaded. A
+program record that passes its checksum is still checked against its library's kernels
+before it runs (:func:`relay.backend.plan_check.check_plan`). Each hit refreshes the entry's
 modification time; when the directory grows past ``RELAY_CACHE_MB`` megabytes the least
 recently used entries are removed. ``RELAY_CACHE=0`` turns the disk cache off; a directory
 that cannot be written is used read-only, with a message at ``RELAY_DEBUG=1``.
@@ -51,8 +54,9 @@ from relay.backend.compiler import Kernel, KernelLibrary
 from relay.ir.span import Span
 from relay.ir.types import Any as AnyDim, Kind, TensorType, TypeVar
 
-FORMAT = 1
-"""The metadata format version; entries of another version are misses."""
+FORMAT = 2
+"""The metadata format version; entries of another version are misses (2: the metadata
+carries its own checksum, :func:`sealed`)."""
 
 MEMORY_ENTRIES = 512
 """Libraries kept loaded per process (least recently used go first)."""
@@ -161,6 +165,46 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_SEAL = b'{"checksum": "'
+"""How a sealed JSON file begins (:func:`sealed`)."""
+
+
+def sealed(text: bytes) -> bytes:
+    """``text``, the JSON text of a non-empty object, with its SHA-256 put in front as the
+    object's first member, ``"checksum"``: still a JSON object, whose text without that
+    member is ``text`` again, byte for byte (:func:`unsealed`), so that checking it costs
+    one digest of the bytes read and no second serialization."""
+    if not text.startswith(b'{"'):
+        raise ValueError("only the compact text of a non-empty JSON object can be sealed")
+    return _SEAL + _digest(text).encode() + b'", ' + text[1:]
+
+
+def unsealed(data: bytes) -> bytes | None:
+    """The JSON text that :func:`sealed` made ``data`` from, or None when ``data`` is not
+    sealed (an entry of an older format) or its checksum does not match its text (a
+    damaged or truncated one)."""
+    start = len(_SEAL) + 64
+    if not data.startswith(_SEAL) or data[start : start + 3] != b'", ':
+        return None
+    text = b"{" + data[start + 3 :]
+    if _digest(text).encode() != data[len(_SEAL) : start]:
+        return None
+    return text
+
+
+def _checked_json(data: bytes) -> dict[str, Any] | None:
+    """The JSON object sealed in ``data`` (:func:`sealed`), or None when its checksum fails
+    or it holds no object."""
+    text = unsealed(data)
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:  # (a sealed text that is not JSON: written so, never damaged so)
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _atomic_write(directory: Path, name: str, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix="-" + name)
     try:
@@ -176,8 +220,10 @@ def _atomic_write(directory: Path, name: str, data: bytes) -> None:
         raise
 
 
-PROGRAM_FORMAT = 1
-"""The program records' format version."""
+PROGRAM_FORMAT = 2
+"""The program records' format version (2: a record carries its own checksum,
+:func:`sealed`; the version is part of :func:`program_key`, so an older record is never
+looked up)."""
 
 
 @functools.cache
@@ -287,32 +333,50 @@ class KernelCache:
             return None
         meta_path = directory / f"{key}.json"
         try:
-            meta = json.loads(meta_path.read_text())
-            if meta.get("format") != FORMAT or meta.get("key") != key:
-                return None
-            lib_path = directory / meta["library"]
+            meta = _checked_json(meta_path.read_bytes())
+        except OSError:
+            return None
+        lib_name = meta.get("library") if meta is not None else None
+        if (
+            meta is None
+            or meta.get("format") != FORMAT
+            or meta.get("key") != key
+            or not isinstance(lib_name, str)
+            or not lib_name.startswith(f"{key}-")
+            or Path(lib_name).name != lib_name
+        ):  # damaged, or of an older format: the library it names is not trusted either
+            self._remove(
+                f"kernel cache entry {key[:12]}", meta_path, *directory.glob(f"{key}-*.so")
+            )
+            return None
+        lib_path = directory / lib_name
+        try:
             data = lib_path.read_bytes()
-        except (OSError, ValueError, KeyError, TypeError):
+        except OSError:
             return None
         if len(data) != meta.get("size") or _digest(data) != meta.get("sha256"):
-            flags.debug_print(1, f"kernel cache entry {key[:12]} is corrupt; recompiling")
-            for p in (meta_path, lib_path):
-                with contextlib.suppress(OSError):
-                    p.unlink()
+            self._remove(f"kernel cache entry {key[:12]}", meta_path, lib_path)
             return None
         try:
+            kernels = kernels_from_metadata(meta["kernels"])
+            device_code = [str(code).encode() for code in meta.get("device_code", [])]
             from relay.backend.runtime import tvm
 
             module = tvm().runtime.load_module(str(lib_path))
-            kernels = kernels_from_metadata(meta["kernels"])
         except Exception as err:
             flags.debug_print(1, f"kernel cache entry {key[:12]} does not load ({err})")
             return None
         with contextlib.suppress(OSError):
             os.utime(meta_path)
             os.utime(lib_path)
-        device_code = [str(code).encode() for code in meta.get("device_code", [])]
         return KernelLibrary(kernels, module, key, data, device_code)
+
+    def _remove(self, what: str, *paths: Path) -> None:
+        """Remove the files of a damaged entry (it is compiled and written again)."""
+        flags.debug_print(1, f"{what} is corrupt; recompiling")
+        for p in paths:
+            with contextlib.suppress(OSError):
+                p.unlink()
 
     # -- stores --------------------------------------------------------------------------------
 
@@ -447,7 +511,7 @@ class KernelCache:
         }
         if lib.device_code:  # a GPU library's PTX (inside the library too), for .ptx()
             meta["device_code"] = [code.decode() for code in lib.device_code]
-        _atomic_write(directory, f"{lib.key}.json", json.dumps(meta).encode())
+        _atomic_write(directory, f"{lib.key}.json", sealed(json.dumps(meta).encode()))
 
     def evict(self, directory: Path) -> None:
         """Remove least recently used entries until the directory fits ``RELAY_CACHE_MB``."""
@@ -480,16 +544,18 @@ class KernelCache:
     # -- programs ------------------------------------------------------------------------------
 
     def lookup_program(self, key: str) -> dict[str, Any] | None:
-        """The record stored by :meth:`store_program` under ``key`` (from disk), or None."""
+        """The record stored by :meth:`store_program` under ``key`` (from disk), or None; a
+        record whose checksum fails, or that is not one, is removed."""
         directory = self.directory()
         if directory is None:
             return None
         path = directory / f"P{key}.json"
         try:
-            record: dict[str, Any] = json.loads(path.read_bytes())
-        except (OSError, ValueError):
+            record = _checked_json(path.read_bytes())
+        except OSError:
             return None
-        if record.get("format") != PROGRAM_FORMAT or record.get("key") != key:
+        if record is None or record.get("format") != PROGRAM_FORMAT or record.get("key") != key:
+            self._remove(f"program cache entry {key[:12]}", path)
             return None
         with contextlib.suppress(OSError):
             os.utime(path)
@@ -501,7 +567,7 @@ class KernelCache:
         directory = self.directory(create=True)
         if directory is None:
             return
-        data = json.dumps({"format": PROGRAM_FORMAT, "key": key, **record}).encode()
+        data = sealed(json.dumps({"format": PROGRAM_FORMAT, "key": key, **record}).encode())
 
         def write() -> None:
             self._join(self._pending)  # the libraries first: a record never points at a missing one

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -97,6 +102,93 @@ def test_load_rejects_other_files(tmp_path: Path) -> None:
     bad.write_bytes(b"not a zip")
     with pytest.raises(CompileError, match="is not a relay executable"):
         relay.Executable.load(bad)
+
+
+@relay
+def scale(x):  # type: ignore[no-untyped-def]
+    return x * 2.0 + 1.0
+
+
+def test_load_reports_damaged_content_as_a_compile_error(tmp_path: Path) -> None:
+    # a changed byte in a member's data failed the zip's CRC or its decompression with
+    # zipfile's and zlib's own exceptions
+    exe = relay.build(scale.specialize(np.ones(1000, "f4")))
+    path = tmp_path / "f.relay"
+    exe.save(path)
+    data = path.read_bytes()
+    bad = tmp_path / "bad.relay"
+    at = data.index(b"kernels.so") + 200
+    flipped = bytearray(data)
+    flipped[at] ^= 0x10
+    bad.write_bytes(bytes(flipped))
+    with pytest.raises(CompileError, match=f"^{re.escape(str(bad))} is not a relay executable: "):
+        relay.Executable.load(bad)
+    # a change anywhere is found, or changes nothing that matters (a time stamp)
+    x = np.linspace(-1, 1, 1000, dtype=np.float32)
+    loaded = 0
+    for at in range(0, len(data), len(data) // 50):
+        flipped = bytearray(data)
+        flipped[at] ^= 0x01
+        bad.write_bytes(bytes(flipped))
+        try:
+            back = relay.Executable.load(bad)
+        except CompileError as err:
+            assert err.message.startswith(f"{bad} is not a relay executable: ")
+            continue
+        np.testing.assert_array_equal(back(x), exe(x))
+        loaded += 1
+    assert loaded < 10
+
+
+def rewrite(path: Path, target: Path, edit: Callable[[dict[str, bytes]], object]) -> None:
+    """Write ``target``: the members of the zip file ``path``, changed by ``edit``."""
+    with zipfile.ZipFile(path) as z:
+        files = {n: z.read(n) for n in z.namelist()}
+    edit(files)
+    with zipfile.ZipFile(target, "w") as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+
+
+def edit_meta(change: Callable[[dict[str, Any]], object]) -> Callable[[dict[str, bytes]], None]:
+    def edit(files: dict[str, bytes]) -> None:
+        meta = json.loads(files["executable.json"])
+        change(meta)
+        files["executable.json"] = json.dumps(meta).encode()
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda files: files.pop("kernels.so"), "it has no kernels.so"),
+        (lambda files: files.pop("executable.json"), "it has no executable.json"),
+        (
+            lambda files: files.update({"executable.json": b"[]"}),
+            "its executable.json is no object",
+        ),
+        (
+            edit_meta(lambda meta: meta["plan"]["slot_types"][1][0].__setitem__(0, 100)),
+            "an output of step 0 (fused_multiply_add_0) is slot 1 of type "
+            "Tensor[(100,), float32], not Tensor[(1000,), float32]",
+        ),
+        (
+            edit_meta(lambda meta: meta["plan"].update(steps=[])),
+            "the result slot 1 is never written",
+        ),
+    ],
+)
+def test_load_refuses_a_file_whose_parts_do_not_fit(
+    tmp_path: Path, edit: Callable[[dict[str, bytes]], object], message: str
+) -> None:
+    exe = relay.build(scale.specialize(np.ones(1000, "f4")))
+    exe.save(tmp_path / "f.relay")
+    bad = tmp_path / "bad.relay"
+    rewrite(tmp_path / "f.relay", bad, edit)
+    with pytest.raises(CompileError) as info:
+        relay.Executable.load(bad)
+    assert info.value.message == f"{bad} is not a relay executable: {message}"
 
 
 def test_interpreted_executables_save_too(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import relay
-from relay.backend import compiler
+from relay.backend import cache as cache_module, compiler
 from relay.backend.cache import kernel_cache
 from relay.backend.target import Target
 from relay.testing.lowering import primitive_op_function
@@ -50,6 +50,8 @@ def test_disk_entry_is_written_privately_and_reloaded(cache_dir: Path) -> None:
     assert stat.S_IMODE(libs[0].stat().st_mode) == 0o600
     meta = json.loads(metas[0].read_text())
     assert meta["library"] == libs[0].name and meta["size"] == libs[0].stat().st_size
+    assert list(meta)[:2] == ["checksum", "format"] and meta["format"] == 2
+    assert cache_module.unsealed(metas[0].read_bytes()) is not None
     cache = kernel_cache()
     cache.clear_memory()
     before = cache.disk_hits
@@ -64,7 +66,44 @@ def test_memory_hit_returns_the_same_library(cache_dir: Path) -> None:
     assert lib1 is lib2
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "delete-library", "garbage-json"])
+def test_sealed_json_keeps_its_text_and_detects_any_change() -> None:
+    from relay.backend.cache import _digest, sealed, unsealed
+
+    text = b'{"format": 2, "size": 300000}'
+    data = sealed(text)
+    assert data == b'{"checksum": "' + _digest(text).encode() + b'", "format": 2, "size": 300000}'
+    assert json.loads(data) == {"checksum": _digest(text), "format": 2, "size": 300000}
+    assert unsealed(data) == text
+    for damaged in (
+        data.replace(b"300000", b"100000"),  # one digit
+        data[:-1],  # truncated
+        data + b" ",
+        data.replace(b'"checksum"', b'"Checksum"'),
+        text,  # never sealed: an entry of format 1
+        b"[]",
+        b"",
+    ):
+        assert unsealed(damaged) is None
+    for not_an_object in (b"[]", b"{}", b"null"):
+        with pytest.raises(
+            ValueError, match=r"^only the compact text of a non-empty JSON object can be sealed$"
+        ):
+            sealed(not_an_object)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "truncate",
+        "flip",
+        "delete-library",
+        "garbage-json",
+        "not-an-object",
+        "null",
+        "no-checksum",
+        "a-changed-digit",
+    ],
+)
 def test_corrupt_entries_are_recompiled(cache_dir: Path, damage: str) -> None:
     compile_functions([func(39)], Target())
     (meta,), (so,) = entries(cache_dir)
@@ -76,10 +115,25 @@ def test_corrupt_entries_are_recompiled(cache_dir: Path, damage: str) -> None:
         so.write_bytes(bytes(data))
     elif damage == "delete-library":
         so.unlink()
-    else:
+    elif damage == "garbage-json":
         meta.write_text("{not json")
+    elif damage == "not-an-object":  # (parsed, then crashed every later run)
+        meta.write_text("[]")
+    elif damage == "null":
+        meta.write_text("null")
+    elif damage == "no-checksum":  # (an entry of format 1)
+        record = json.loads(meta.read_text())
+        del record["checksum"]
+        meta.write_text(json.dumps({**record, "format": 1}))
+    else:  # the kernel's input size, which its callers would trust
+        text = meta.read_text()
+        meta.write_text(text.replace('"inputs": [[[39]', '"inputs": [[[93]', 1))
+        assert meta.read_text() != text
     cache = kernel_cache()
     cache.clear_memory()
+    assert cache.lookup(meta.stem) is None
+    # a damaged entry is removed, its library too; a missing library is only a miss
+    assert entries(cache_dir) == (([meta], []) if damage == "delete-library" else ([], []))
     misses = cache.misses
     lib, (sym,) = compile_functions([func(39)], Target())
     assert cache.misses == misses + 1
@@ -185,8 +239,6 @@ def test_concurrent_processes_and_a_warm_second_process(cache_dir: Path) -> None
 def test_a_failed_write_leaves_no_entry_and_the_kernel_works(
     cache_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from relay.backend import cache as cache_module
-
     def refuse(directory: Path, name: str, data: bytes) -> None:
         raise PermissionError(13, "Permission denied", str(directory / name))
 

@@ -7,14 +7,16 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import relay
 from relay.backend.build import build
-from relay.backend.cache import kernel_cache
+from relay.backend.cache import _digest, kernel_cache, sealed, unsealed
 
 pytestmark = pytest.mark.tvm
 
@@ -77,27 +79,208 @@ def test_another_program_or_target_is_a_miss(cache_dir: Path) -> None:
     assert len(list(cache_dir.glob("P*.json"))) == 4
 
 
-@pytest.mark.parametrize("damage", ["garbage", "other-key", "missing-library"])
+def reseal(record: Path, edit: Callable[[dict[str, Any]], object]) -> None:
+    """Apply ``edit`` to the record's data and write it with a checksum that matches."""
+    data = json.loads(record.read_text())
+    del data["checksum"]
+    edit(data)
+    record.write_bytes(sealed(json.dumps(data).encode()))
+
+
+def test_records_carry_a_checksum_of_their_text(cache_dir: Path) -> None:
+    build(program(0.5))
+    kernel_cache().flush()
+    (record,) = cache_dir.glob("P*.json")
+    text = record.read_bytes()
+    data = json.loads(text)
+    assert list(data)[:3] == ["checksum", "format", "key"] and data["format"] == 2
+    body = unsealed(text)
+    assert body is not None and _digest(body) == data["checksum"]
+    assert json.loads(body) == {k: v for k, v in data.items() if k != "checksum"}
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "garbage",
+        "not-an-object",
+        "a-changed-digit",
+        "truncated",
+        "no-checksum",
+        "other-key",
+        "missing-library",
+    ],
+)
 def test_damaged_records_are_misses(cache_dir: Path, damage: str) -> None:
     cache = kernel_cache()
     build(program(0.5))
     cache.flush()
     (record,) = cache_dir.glob("P*.json")
+    text = record.read_text()
     if damage == "garbage":
         record.write_text("{not json")
-    elif damage == "other-key":
-        data = json.loads(record.read_text())
-        data["key"] = "0" * 64
+    elif damage == "not-an-object":
+        record.write_text("null")
+    elif damage == "a-changed-digit":
+        record.write_text(text.replace('"slot_types": [[[3, 4]', '"slot_types": [[[3, 5]', 1))
+        assert record.read_text() != text
+    elif damage == "truncated":
+        record.write_text(text[: len(text) // 2])
+    elif damage == "no-checksum":  # (a record of format 1)
+        data = json.loads(text)
+        del data["checksum"]
         record.write_text(json.dumps(data))
+    elif damage == "other-key":
+        reseal(record, lambda data: data.update(key="0" * 64))
     else:
         for so in cache_dir.glob("*.so"):
             so.unlink()
         cache.clear_memory()
+    key = record.stem[1:]
+    if damage == "missing-library":  # (the record is whole: its library's lookup misses)
+        assert cache.lookup_program(key) is not None
+    else:  # a record that is not one is removed at once
+        assert cache.lookup_program(key) is None and not record.exists()
     hits = cache.program_hits
     check(build(program(0.5)), program(0.5))
     assert cache.program_hits == hits
     cache.flush()
-    assert json.loads(record.read_text())["key"] == record.stem[1:]  # written again
+    assert json.loads(record.read_text())["key"] == key  # written again
+    assert cache.lookup_program(key) is not None
+
+
+SCALE = """
+def @main(%x: Tensor[(300000,), float32]) -> Tensor[(300000,), float32] {
+  add(multiply(%x, 2f), 1f)
+}"""
+
+
+SCALER = """
+import numpy as np, relay
+from relay.backend.cache import kernel_cache
+
+@relay
+def f(x):
+    return x * 2.0 + 1.0
+
+out = f(np.ones(300000, "f4"))
+kernel_cache().flush()
+print(kernel_cache().program_hits, float(out.sum()))
+"""
+
+
+def test_a_record_with_a_changed_digit_is_recompiled_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a result of 100000 floats in the record (valid JSON) for a kernel that writes 300000:
+    # the next process wrote past the buffer and died of a segmentation fault
+    cache_dir = tmp_path / "k"
+    monkeypatch.setenv("RELAY_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("RELAY_CACHE", "1")
+    script = tmp_path / "scaler.py"  # @relay reads the function's source from its file
+    script.write_text(SCALER)
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert run() == ["0", "900000.0"]
+    (record,) = cache_dir.glob("P*.json")
+    text = record.read_text()
+    assert text.count("[[300000]") == 2  # (the parameter's slot and the result's)
+    record.write_text(text.replace('"float32"], [[300000]', '"float32"], [[100000]'))
+    assert run() == ["0", "900000.0"]  # a miss: compiled again
+    assert record.read_text() == text  # and written again
+    assert run() == ["1", "900000.0"]
+
+
+def plan_edit(path: list[Any], value: object) -> Callable[[dict[str, Any]], None]:
+    def edit(data: dict[str, Any]) -> None:
+        target = data["plan"]
+        for k in path[:-1]:
+            target = target[k]
+        target[path[-1]] = value
+
+    return edit
+
+
+def a_reshape_of_another_size(data: dict[str, Any]) -> None:
+    plan = data["plan"]
+    plan["slot_types"].append([[100], "float32"])
+    plan["steps"].append(["", [1], [2], [], []])
+    plan["result"] = 2
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            plan_edit(["slot_types", 1, 0], [100000]),
+            "an output of step 0 (fused_multiply_add_0) is slot 1 of type "
+            "Tensor[(100000,), float32], not Tensor[(300000,), float32]",
+        ),
+        (
+            plan_edit(["slot_types", 0, 1], "float64"),
+            "parameter 0 is slot 0 of type Tensor[(300000,), float64], "
+            "not Tensor[(300000,), float32]",
+        ),
+        (plan_edit(["result"], 7), "the plan has no slot 7"),
+        (plan_edit(["result"], [1, [0, 2]]), "the plan has no slot 2"),
+        (plan_edit(["steps"], []), "the result slot 1 is never written"),
+        (
+            plan_edit(["steps", 0, 1], [1]),
+            "step 0 (fused_multiply_add_0) reads slot 1 before it is written",
+        ),
+        (
+            plan_edit(["steps", 0, 2], [0]),
+            "step 0 (fused_multiply_add_0) writes slot 0 again",
+        ),
+        (
+            plan_edit(["steps", 0, 0], "fused_other"),
+            "step 0 (fused_other): the library has no kernel fused_other",
+        ),
+        (
+            plan_edit(["steps", 0, 1], [0, 0]),
+            "step 0 (fused_multiply_add_0) passes 2 inputs and 1 outputs to a kernel of 1 and 1",
+        ),
+        (
+            plan_edit(["steps", 0, 3], [0]),
+            "step 0 (fused_multiply_add_0) passes sizes the plan does not have: [0]",
+        ),
+        (
+            plan_edit(["steps", 0, 4], [5]),
+            "step 0 (fused_multiply_add_0) does not pass its kernel's 0 sizes",
+        ),
+        (
+            a_reshape_of_another_size,
+            "step 1 (a reshape) makes a Tensor[(100,), float32] of a Tensor[(300000,), float32]",
+        ),
+    ],
+)
+def test_a_record_that_does_not_fit_its_kernels_is_a_miss(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], edit: Any, message: str
+) -> None:
+    # a record with a checksum that matches, whose plan would write past a buffer (a
+    # result of 100000 floats for a kernel of 300000 crashed the process), return nothing
+    # (no steps) or read slots the plan does not have: it is never run
+    cache = kernel_cache()
+    mod = relay.parse(SCALE)
+    build(mod)
+    cache.flush()
+    (record,) = cache_dir.glob("P*.json")
+    reseal(record, edit)
+    hits = cache.program_hits
+    with relay.flags.override(debug=1):
+        exe = build(relay.parse(SCALE))
+    assert cache.program_hits == hits
+    key = record.stem[1:]
+    assert f"program cache entry {key[:12]} does not load ({message})" in capsys.readouterr().err
+    x = np.linspace(-1, 1, 300000, dtype=np.float32)
+    np.testing.assert_allclose(exe(x), x * 2 + 1, rtol=1e-6)
+    cache.flush()
+    assert cache.lookup_program(key) is not None  # written again, and whole
+    assert build(relay.parse(SCALE)) is not None and cache.program_hits == hits + 1
 
 
 def test_no_records_without_the_disk_cache(tmp_path: Path) -> None:
@@ -108,7 +291,7 @@ def test_no_records_without_the_disk_cache(tmp_path: Path) -> None:
 
 CALLER = """
 import numpy as np, relay
-from relay.backend.cache import kernel_cache
+from relay.backend.cache import _digest, kernel_cache, sealed, unsealed
 
 @relay
 def f(x, w):
@@ -125,7 +308,7 @@ print(c.program_hits, c.misses, float(out.sum()), f._compiled_for((x, w)).runtim
 
 LOOP_CALLER = """
 import numpy as np, relay
-from relay.backend.cache import kernel_cache
+from relay.backend.cache import _digest, kernel_cache, sealed, unsealed
 
 @relay
 def f(x, w):
