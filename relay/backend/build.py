@@ -591,9 +591,6 @@ def _npy(a: np.ndarray[Any, Any]) -> bytes:
 
 def load(path: str | os.PathLike[str]) -> Executable:
     """An executable written by :meth:`Executable.save` (nothing is compiled)."""
-    from relay.backend.cache import kernels_from_metadata
-    from relay.backend.runtime import tvm
-    from relay.ir.parser import parse
 
     try:
         with zipfile.ZipFile(path) as z:
@@ -612,6 +609,24 @@ def load(path: str | os.PathLike[str]) -> Executable:
         raise CompileError(f"{path} is not a relay executable: its executable.json is no object")
     if meta.get("format") not in READABLE_FORMATS:
         raise CompileError(f"{path}: unsupported executable format {meta.get('format')}")
+    try:
+        return _executable_from(path, meta, text, members)
+    except (KeyError, TypeError, AttributeError) as err:  # (a field missing or malformed)
+        raise CompileError(
+            f"{path} is not a relay executable: its executable.json has a missing or "
+            f"malformed field ({type(err).__name__}: {err})"
+        ) from None
+
+
+def _executable_from(
+    path: str | os.PathLike[str], meta: dict[str, Any], text: str, members: dict[str, bytes]
+) -> Executable:
+    """The executable that :func:`load` read: ``meta`` (its ``executable.json``), the
+    program's ``text`` and the archive's ``members``."""
+    from relay.backend.cache import kernels_from_metadata
+    from relay.backend.runtime import tvm
+    from relay.ir.parser import parse
+
     module = parse(text, str(path))
     entry = module.get_global_var(meta["entry"])
     t = meta["target"]

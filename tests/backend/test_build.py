@@ -177,6 +177,15 @@ def edit_meta(change: Callable[[dict[str, Any]], object]) -> Callable[[dict[str,
             edit_meta(lambda meta: meta["plan"].update(steps=[])),
             "the result slot 1 is never written",
         ),
+        (
+            edit_meta(lambda meta: meta.pop("entry")),
+            "its executable.json has a missing or malformed field (KeyError: 'entry')",
+        ),
+        (
+            edit_meta(lambda meta: meta.update(target=3)),
+            "its executable.json has a missing or malformed field (AttributeError: 'int' "
+            "object has no attribute 'get')",
+        ),
     ],
 )
 def test_load_refuses_a_file_whose_parts_do_not_fit(
