@@ -453,6 +453,7 @@ class Executable:
         from relay.backend.vm.machine import kernel_values
 
         assert self.vm is not None
+        args = self._scalars(args)
         if self.target.is_gpu:  # device arrays are checked by their types, never copied
             from relay.backend.interpreter.values import to_value
             from relay.backend.vm.device import checked_shadow, device_values
@@ -474,6 +475,33 @@ class Executable:
 
             compare_with_interpreter(self, args, result)
         return result
+
+    def _scalars(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """``args`` with each number for a rank-0 tensor parameter converted to its dtype
+        as a ``@relay`` call and the graph executor convert it
+        (:func:`~relay.backend.graph_executor.scalar_argument`)."""
+        from relay.backend.graph_executor import scalar_argument
+
+        params = self._entry_function().params
+        if len(args) != len(params):
+            return args  # (check_arguments reports it)
+        out = []
+        for i, (a, p) in enumerate(zip(args, params, strict=True)):
+            ty = p.type_annotation or p.checked_type
+            if (
+                isinstance(a, bool | int | float | np.generic)
+                and isinstance(ty, TensorType)
+                and ty.shape == ()
+                and isinstance(ty.dtype, str)
+            ):
+                try:
+                    converted = scalar_argument(a, ty.dtype)
+                except ValueError as err:
+                    what = f"argument {i} of {self.name} (%{p.name_hint})"
+                    raise TypeCheckError(f"{what}: {err}") from None
+                a = a if converted is None else converted
+            out.append(a)
+        return tuple(out)
 
     def _entry_function(self) -> Function:
         func = self._entry_func

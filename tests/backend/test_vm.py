@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tracemalloc
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from relay import Tensor, flags, float32
 from relay.backend.interpreter import ConstructorValue, from_python_list, to_python_list
 from relay.backend.vm import VMClosure
 from relay.backend.vm.machine import POOL_DEPTH
-from relay.errors import ExecutionError
+from relay.errors import ExecutionError, TypeCheckError
 from relay.std import prelude_text
 from tests.vm_programs import LOOP, TOTAL
 
@@ -580,3 +581,24 @@ def test_executable_profile_lists_the_vm_kernels() -> None:
         "fused_less_0 (in Python)",
         "fused_multiply_2",
     ]
+
+
+def test_vm_executables_convert_numbers_for_scalar_parameters() -> None:
+    # as a @relay call and the graph executor do (graph_executor.scalar_argument): a Python
+    # float is rounded to the dtype, nan kept, a number that does not fit is an error
+    mod = relay.parse(
+        """
+def @main(%x: Tensor[(2,), float32], %s: float32, %c: bool) -> Tensor[(2,), float32] {
+  if (%c) { multiply(%x, %s) } else { add(%x, %s) }
+}"""
+    )
+    exe = relay.build(mod)
+    assert exe.kind == "vm"
+    x = np.ones(2, np.float32)
+    np.testing.assert_array_equal(exe(x, 0.1, True), np.full(2, np.float32(0.1)))
+    np.testing.assert_array_equal(exe(x, float("nan"), False), np.full(2, np.nan, np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no numpy overflow warning either)
+        with pytest.raises(TypeCheckError) as info:
+            exe(x, 1e40, True)
+    assert info.value.message == "argument 1 of @main (%s): 1e+40 does not fit in float32"
