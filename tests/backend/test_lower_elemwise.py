@@ -1018,3 +1018,26 @@ def test_int32_results_that_wrap_around_are_not_folded() -> None:
     exe = relay.build(relay.parse(text))
     for got, want in zip(exe(x), exe.interpret(x), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "subtract(%x, %x)",
+        "multiply(%x, 0)",
+        "add(multiply(0, %x), 1)",
+        "floor_mod(multiply(0, %x), 3)",
+        "negative(floor_mod(%x, -1))",
+    ],
+)
+def test_int32_results_that_fold_to_a_constant_compile(body: str) -> None:
+    # the int32 barrier was first a reinterpretation to float32 and back, which TVM's LLVM
+    # code generator (and nvcc) rejected once the simplifier had folded its value to 0
+    # (found by a second fuzzing review)
+    mod = relay.parse(f"def @main(%x: Tensor[(33,), int32]) {{ {body} }}")
+    x = np.arange(-16, 17, dtype=np.int32)
+    x[:2] = [-(2**31), 2**31 - 1]
+    exe = relay.build(mod)
+    np.testing.assert_array_equal(exe(x), exe.interpret(x))
+    cuda = relay.build(mod, target=Target("cuda", arch="sm_90"))
+    assert set(cuda.placement.values()) == {"cuda"}

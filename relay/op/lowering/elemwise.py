@@ -401,7 +401,7 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
     left as TVM emits it (no wider type exists). The simplifier also takes a truncation to
     int32 (one of its index types) to keep the value, and folded ``(x * 3) % 3`` to 0 where
     ``x * 3`` wraps (found by a fuzzing review): an int32 result is hidden from it by a
-    reinterpretation to float32 and back, which LLVM removes."""
+    funnel shift by 0 (:func:`_int_opaque`)."""
     from tvm import tirx
 
     op = _ARITH[kind]
@@ -411,9 +411,23 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
         return op(a, b)
     wide = "uint64" if kind == "multiply" and dtype == "uint32" else "int64"
     narrow = tirx.Cast(dtype, op(tirx.Cast(wide, a), tirx.Cast(wide, b)))
-    if dtype == "int32":
-        return tirx.reinterpret(dtype, tirx.reinterpret("float32", narrow))
-    return narrow
+    return _int_opaque(narrow) if dtype == "int32" else narrow
+
+
+def _int_opaque(v: Expr) -> Expr:
+    """The int32 ``v`` unchanged, in a form TVM's simplifier does not look into: a funnel
+    shift of ``v`` by 0 (``llvm.fshl``, which LLVM folds away; CUDA's ``__funnelshift_l``).
+    A reinterpretation to float32 and back, tried first, failed to compile where the
+    simplifier folded ``v`` to the constant 0 (``x - x``): TVM's LLVM code generator
+    rejects a reinterpretation of the literal 0, and nvcc takes no address of a literal."""
+    from tvm import tirx
+
+    from relay.backend.lower import lowering_target
+
+    zero = _const(0, "int32")
+    if lowering_target() == "llvm":
+        return tirx.call_llvm_pure_intrin("int32", "llvm.fshl", v, v, zero)
+    return tirx.call_pure_extern("int32", "__funnelshift_l", v, v, zero)
 
 
 def _negate(x: Expr, dtype: str) -> Expr:
