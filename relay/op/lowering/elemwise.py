@@ -416,7 +416,7 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
 
 def _int_opaque(v: Expr) -> Expr:
     """The int32 ``v`` unchanged, in a form TVM's simplifier does not look into: a funnel
-    shift of ``v`` by 0 (``llvm.fshl``, which LLVM folds away; CUDA's ``__funnelshift_l``).
+    shift of ``v`` (and 0) by 0 (``llvm.fshl``, which LLVM folds away; CUDA's ``__funnelshift_l``).
     A reinterpretation to float32 and back, tried first, failed to compile where the
     simplifier folded ``v`` to the constant 0 (``x - x``): TVM's LLVM code generator
     rejects a reinterpretation of the literal 0, and nvcc takes no address of a literal."""
@@ -424,10 +424,10 @@ def _int_opaque(v: Expr) -> Expr:
 
     from relay.backend.lower import lowering_target
 
-    zero = _const(0, "int32")
-    if lowering_target() == "llvm":
-        return tirx.call_llvm_pure_intrin("int32", "llvm.fshl", v, v, zero)
-    return tirx.call_pure_extern("int32", "__funnelshift_l", v, v, zero)
+    zero = _const(0, "int32")  # (v once: a chain of int32 operators must not double)
+    if lowering_target() == "llvm":  # fshl(a, b, 0) is a
+        return tirx.call_llvm_pure_intrin("int32", "llvm.fshl", v, zero, zero)
+    return tirx.call_pure_extern("int32", "__funnelshift_l", zero, v, zero)  # (hi: v)
 
 
 def _negate(x: Expr, dtype: str) -> Expr:
