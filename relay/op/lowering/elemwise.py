@@ -237,20 +237,23 @@ def _can_bind(call: LoweringCall) -> bool:
     a ``Let`` value: an inlined cast to bfloat16 there was a compile error, and a bfloat16
     input read there lost its conversion to float32 (its bits read as an integer: the fast
     ``exp`` of 1.0 gave inf, found by a fuzzing review)."""
+    return all(str(t.dtype) != "bfloat16" for t in _upstream(_flatten(call.args)).values())
+
+
+def _upstream(args: Sequence[Any]) -> dict[Any, Any]:
+    """The stages that the tensors among ``args`` are computed from, themselves included and
+    the inputs (placeholders): each stage's operation mapped to the first of its tensors
+    reached."""
     from tvm import te
 
-    seen: set[Any] = set()  # TVM objects hash and compare by identity of the node
-    stack = [t for t in _flatten(call.args) if isinstance(t, te.Tensor)]
+    found: dict[Any, Any] = {}  # (TVM objects hash and compare by identity of the node)
+    stack = [t for t in args if isinstance(t, te.Tensor)]
     while stack:
         t = stack.pop()
-        if t.op in seen:
-            continue
-        seen.add(t.op)
-        if str(t.dtype) == "bfloat16":
-            return False
-        if not isinstance(t.op, te.PlaceholderOp):
+        if t.op not in found:
+            found[t.op] = t
             stack.extend(t.op.input_tensors)
-    return True
+    return found
 
 
 def _flatten(args: Any) -> list[Any]:
@@ -1153,50 +1156,22 @@ def _ieee_guarded(call: LoweringCall, fn: ScalarFn) -> ScalarFn:
 
 
 def _zero_constant(v: Expr) -> bool | None:
-    """Where ``v`` is a float constant 0 or -0, in the expression or as the element of a
-    constant tensor that the kernel inlines, whether it is -0; else None."""
-    from tvm import te, tirx
+    """Where ``v`` is a float constant 0 or -0, cast or not, in the expression or read from
+    a stage that holds it everywhere (:func:`_constant_load`), whether it is -0; else None."""
+    from tvm import tirx
 
-    while True:
-        if isinstance(v, tirx.Cast):
-            v = v.value
-        elif _tensor_load(v) is not None and isinstance(_tensor_load(v).op, te.ComputeOp):
-            op = _tensor_load(v).op
-            if op.reduce_axis or len(op.body) != 1:
-                return None
-            v = op.body[0]
-        elif isinstance(v, tirx.FloatImm) and v.value == 0:
-            return bool(math.copysign(1.0, v.value) < 0)
-        else:
-            return None
-
-
-def _tensor_load(v: Expr) -> Any:
-    """The tensor that ``v`` reads an element of (TE's ``te.tensor_load``), or None."""
-    from tvm import ir, te
-
-    if isinstance(v, ir.Call) and getattr(v.op, "name", "") == "te.tensor_load":
-        t = v.args[0]
-        return t if isinstance(t, te.Tensor) else None
+    while isinstance(v, tirx.Cast):
+        v = v.value
+    v = _constant_load(v)
+    if isinstance(v, tirx.FloatImm) and v.value == 0:
+        return bool(math.copysign(1.0, v.value) < 0)
     return None
 
 
 def _share_input(a: Any, b: Any) -> bool:
     """Whether the tensors ``a`` and ``b`` (or scalars) are computed from a tensor in common
     (one of them, or one they read, directly or not)."""
-    from tvm import te
-
-    def cone(t: Any) -> set[Any]:
-        seen: set[Any] = set()  # (TVM objects hash and compare by identity of the node)
-        stack = [t] if isinstance(t, te.Tensor) else []
-        while stack:
-            op = stack.pop().op
-            if op not in seen:
-                seen.add(op)
-                stack.extend(op.input_tensors)
-        return seen
-
-    return bool(cone(a) & cone(b))
+    return bool(_upstream([a]).keys() & _upstream([b]).keys())
 
 
 def _opaque(v: Expr) -> Expr:
