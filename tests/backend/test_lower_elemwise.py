@@ -1041,3 +1041,61 @@ def test_int32_results_that_fold_to_a_constant_compile(body: str) -> None:
     np.testing.assert_array_equal(exe(x), exe.interpret(x))
     cuda = relay.build(mod, target=Target("cuda", arch="sm_90"))
     assert set(cuda.placement.values()) == {"cuda"}
+
+
+_SUFFIX = {
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+}
+
+
+@pytest.mark.parametrize("dtype", list(_SUFFIX))
+def test_deep_chains_of_integer_arithmetic_compile_without_index_casts(dtype: str) -> None:
+    # TVM's simplifier mutates the operand of a cast to int32 or int64 twice, so wrapping
+    # arithmetic computed through int64 compiled in time exponential in its depth (an int32
+    # x * 3 + x nested 6 deep took 85 s): it widens to an unsigned type instead
+    from relay.backend.lower import lower_primitive
+    from tests.backend.test_fused_programs import _primitives
+
+    depth, three = 12, "3" + _SUFFIX[dtype]
+    body = "%x"
+    for _ in range(depth):
+        body = f"add(multiply({body}, {three}), %x)"
+    mod = relay.parse(f"def @main(%x: Tensor[(37,), {dtype}]) {{ {body} }}")
+    exe = relay.build(mod, target=default_target())
+    (prim,) = _primitives(exe.module)
+    script = lower_primitive(prim).prim_func.script()
+    assert not re.search(r'T\.Cast\("int(32|64)"', script), script
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(3).integers(info.min, info.max, 37, dtype=dtype, endpoint=True)
+    x[:2] = info.min, info.max
+    np.testing.assert_array_equal(exe(x), exe.interpret(x), strict=True)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "equal(%x, -2147483648)",
+        "less_equal(%x, -2147483648)",
+        "greater_equal(-2147483648, %x)",
+        "not_equal(%x, -2147483648)",
+        "less(%x, add(-2147483647, -1))",
+        "where(equal(%x, -2147483648), add(%x, -1), %x)",
+        "equal(minimum(%x, -2147483648), %x)",
+        "argmax(where(less(%x, 0), -2147483648, -2147483648))",
+        "argmin(where(less(%x, 0), 2147483647, 2147483647))",
+    ],
+)
+def test_int32_comparisons_with_the_lowest_value(body: str) -> None:
+    # TVM's simplifier folds x == -2**31 and x <= -2**31 of an int32 x to false (found by a
+    # fuzzing review): int32 comparisons hide their operands from it
+    mod = relay.parse(f"def @main(%x: Tensor[(7,), int32]) {{ {body} }}")
+    x = np.array([-(2**31), 1, -(2**31), 5, -1, 0, 2**31 - 1], np.int32)
+    exe = relay.build(mod)
+    np.testing.assert_array_equal(exe(x), exe.interpret(x), strict=True)
+    cuda = relay.build(mod, target=Target("cuda", arch="sm_90"))
+    assert set(cuda.placement.values()) == {"cuda"}

@@ -398,13 +398,21 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
     ``dtype``, wrapping around on overflow as numpy does.
 
     TVM's simplifier takes integer arithmetic not to overflow (it folds ``x + 1 < x`` to false,
-    and ``0 - x`` of unsigned ``x`` to 0) and its LLVM code marks signed 32/64-bit arithmetic
-    ``nsw``. Narrower integers are therefore computed in int64 (uint64 for a uint32 product)
-    and truncated back; uint64 subtracts by adding the two's complement; int64 arithmetic is
-    left as TVM emits it (no wider type exists). The simplifier also takes a truncation to
-    int32 (one of its index types) to keep the value, and folded ``(x * 3) % 3`` to 0 where
-    ``x * 3`` wraps (found by a fuzzing review): an int32 result is hidden from it by a
-    funnel shift by 0 (:func:`_int_opaque`)."""
+    and ``0 - x`` of unsigned ``x`` to 0) and its LLVM code marks 32/64-bit arithmetic ``nsw``
+    (signed) or ``nuw`` (unsigned). An integer of 32 bits or fewer is therefore computed from
+    its bits zero-extended to the unsigned type of twice its width, where no result overflows
+    (a difference is ``a + (~b + 1)``), and the low bits are kept; LLVM narrows the arithmetic
+    back (an int32 ``x * 3 + y`` is ``vpslld``, ``vpaddd``, ``vpaddd``). int64 arithmetic is
+    left as TVM emits it (no wider type exists); uint64 subtracts by adding the two's
+    complement.
+
+    No conversion here is a cast to or from int32 or int64 (TVM's index types). The simplifier
+    revisits the operand of such a cast (``CanonicalSimplifier``'s cast rule mutates it, then
+    the rewriter mutates it again), so a chain of them compiled in time exponential in its
+    depth: an int32 ``x * 3 + x`` nested 6 deep took 85 s. It also takes a truncation to int32
+    to keep the value, and folded ``(x * 3) % 3`` to 0 where ``x * 3`` wraps (found by a
+    fuzzing review). The signed operands and the signed result therefore go through
+    :func:`_int_reinterpret`."""
     from tvm import tirx
 
     op = _ARITH[kind]
@@ -412,25 +420,64 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
         return a + (tirx.bitwise_not(b) + _const(1, dtype))
     if dtype in ("int64", "uint64"):
         return op(a, b)
-    wide = "uint64" if kind == "multiply" and dtype == "uint32" else "int64"
-    narrow = tirx.Cast(dtype, op(tirx.Cast(wide, a), tirx.Cast(wide, b)))
-    return _int_opaque(narrow) if dtype == "int32" else narrow
+    bits = _bits(dtype)
+    unsigned, wide, mask = f"uint{bits}", f"uint{2 * bits}", (1 << bits) - 1
+
+    def widen(x: Expr, negate: bool = False) -> Expr:  # the bits of x (or of -x) in wide
+        if isinstance(x, tirx.IntImm):
+            return _const((-int(x.value) if negate else int(x.value)) & mask, wide)
+        u = _int_reinterpret(x, unsigned) if _is_signed(dtype) else x
+        if negate:
+            return tirx.Cast(wide, tirx.bitwise_not(u)) + _const(1, wide)
+        return tirx.Cast(wide, u)
+
+    if isinstance(a, tirx.IntImm) and isinstance(b, tirx.IntImm):
+        low = _const(op(int(a.value), int(b.value)) & mask, unsigned)
+    else:
+        total = widen(a) + widen(b, negate=True) if kind == "subtract" else op(widen(a), widen(b))
+        low = tirx.Cast(unsigned, tirx.bitwise_and(total, _const(mask, wide)))
+    return _int_reinterpret(low, dtype) if _is_signed(dtype) else low
 
 
-def _int_opaque(v: Expr) -> Expr:
-    """The int32 ``v`` unchanged, in a form TVM's simplifier does not look into: a funnel
-    shift of ``v`` (and 0) by 0 (``llvm.fshl``, which LLVM folds away; CUDA's ``__funnelshift_l``).
-    A reinterpretation to float32 and back, tried first, failed to compile where the
-    simplifier folded ``v`` to the constant 0 (``x - x``): TVM's LLVM code generator
-    rejects a reinterpretation of the literal 0, and nvcc takes no address of a literal."""
+def _int_reinterpret(v: Expr, dtype: str) -> Expr:
+    """The integer ``v`` reinterpreted as the integer ``dtype`` of its width (int32 as
+    uint32 and back), in a form TVM's simplifier does not look into: on the CPU a funnel
+    shift of ``v`` (and 0) by 0, ``llvm.fshl``, which LLVM folds away; on CUDA, for 32 bits,
+    ``__funnelshift_l``. (A cast would not do: see :func:`_wrapping`; and TVM fails on the
+    cast of a negative constant to an unsigned type, which the simplifier can make.) CUDA's
+    8- and 16-bit values convert by a cast, which the simplifier leaves alone: it substitutes
+    constants and reasons about truncations only for int32 and int64.
+
+    A reinterpretation to float32 and back, tried first as the int32 barrier, failed to
+    compile where the simplifier folded ``v`` to the constant 0 (``x - x``): TVM's LLVM code
+    generator rejects a reinterpretation of the literal 0, and nvcc takes no address of a
+    literal."""
     from tvm import tirx
 
     from relay.backend.lower import lowering_target
 
-    zero = _const(0, "int32")  # (v once: a chain of int32 operators must not double)
+    src = _dt(v)
+    if isinstance(v, tirx.IntImm) and src != dtype:  # the bits read back as dtype
+        bits = _bits(dtype)
+        value = int(v.value) & ((1 << bits) - 1)
+        return _const(value - (value >> (bits - 1) << bits) if _is_signed(dtype) else value, dtype)
+    zero = _const(0, src)  # (v once: a chain of integer operators must not double)
     if lowering_target() == "llvm":  # fshl(a, b, 0) is a
-        return tirx.call_llvm_pure_intrin("int32", "llvm.fshl", v, zero, zero)
-    return tirx.call_pure_extern("int32", "__funnelshift_l", zero, v, zero)  # (hi: v)
+        return tirx.call_llvm_pure_intrin(dtype, "llvm.fshl", v, zero, zero)
+    if _bits(dtype) == 32:
+        return tirx.call_pure_extern(dtype, "__funnelshift_l", zero, v, zero)  # (hi: v)
+    return tirx.Cast(dtype, v)
+
+
+def int_compare(op: Callable[[Expr, Expr], Expr], a: Expr, b: Expr) -> Expr:
+    """The comparison ``op(a, b)`` of two values, with int32 operands hidden from TVM's
+    simplifier (:func:`_int_reinterpret`): it folds ``x == -2**31`` and ``x <= -2**31`` of
+    an int32 ``x`` to false (found by a fuzzing review; int64 and the other comparisons are
+    right). LLVM folds the hiding away; the constant may also come from a scalar stage
+    inlined after lowering, or from a select or a minimum that the simplifier folds."""
+    if _dt(a) == "int32":
+        a, b = _int_reinterpret(a, "int32"), _int_reinterpret(b, "int32")
+    return op(a, b)
 
 
 def _negate(x: Expr, dtype: str) -> Expr:
@@ -1004,7 +1051,9 @@ def _left_shift(dtype: str) -> ScalarFn:
         ok = _count_in_range(count, dtype)
         by = tirx.Select(ok, count, zero)
         if _is_signed(dtype):
-            shifted = tirx.Cast(dtype, tirx.Cast(unsigned, x) << tirx.Cast(unsigned, by))
+            # (by is in [0, bits): its cast cannot meet a negative constant)
+            bits = _int_reinterpret(x, unsigned) << tirx.Cast(unsigned, by)
+            shifted = _int_reinterpret(bits, dtype)
         else:
             shifted = x << by
         return tirx.Select(ok, shifted, zero)
@@ -1068,13 +1117,16 @@ def _binary_fn(name: str, narrow: str, bind: bool = True) -> ScalarFn:
             "bitwise_xor": tirx.bitwise_xor,
         }
     compare: dict[str, Callable[[Expr, Expr], Expr]] = {
-        "equal": tirx.EQ,
-        "not_equal": tirx.NE,
-        "less": tirx.LT,
-        "less_equal": tirx.LE,
-        "greater": tirx.GT,
-        "greater_equal": tirx.GE,
-        "logical_xor": tirx.NE,
+        name: functools.partial(int_compare, op)
+        for name, op in (
+            ("equal", tirx.EQ),
+            ("not_equal", tirx.NE),
+            ("less", tirx.LT),
+            ("less_equal", tirx.LE),
+            ("greater", tirx.GT),
+            ("greater_equal", tirx.GE),
+            ("logical_xor", tirx.NE),
+        )
     }
     fns["logical_and"], fns["logical_or"] = both, either
     if dtype == "bool":

@@ -52,6 +52,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.ir.types import TensorType
+from relay.op.lowering.elemwise import int_compare
 from relay.op.nn import _padding4, _pair
 from relay.op.registry import LoweringCall, lowering_rule
 
@@ -512,7 +513,9 @@ def _max_pool2d_grad_rule(call: LoweringCall) -> Any:
         # the window's first tap holding its maximum (NaN when there is one: numpy's argmax)
         ry, rx = _pool_taps(win)
         value, best = tap(idx, ry, rx), top(*idx)
-        hit = tirx.Or(value == best, tirx.And(tirx.isnan(value), tirx.isnan(best)))
+        hit = tirx.Or(
+            int_compare(tirx.EQ, value, best), tirx.And(tirx.isnan(value), tirx.isnan(best))
+        )
         position = tirx.Select(hit, ry * win.k[1] + rx, win.k[0] * win.k[1])
         return te.min(position, axis=[ry, rx])
 

@@ -61,13 +61,14 @@ TVM's ``ReducerRegistry``, so a schedule cannot ``rfactor`` them (``te.sum``, in
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from relay.ir.types import TensorType
 from relay.op.lowering.common import head_and_tail, in_head_and_tail, out as _out, static as _static
-from relay.op.lowering.elemwise import exp_expr
+from relay.op.lowering.elemwise import exp_expr, int_compare
 from relay.op.reduce import _axis_attr, reduce_axes
 from relay.op.registry import LoweringCall, lowering_rule
 from relay.op.transform import collapse_sum_axes
@@ -305,8 +306,8 @@ def _arg_reducer(dtype: str, largest: bool, last: bool) -> Any:
 
     def combine(lhs: list[Any], rhs: list[Any]) -> list[Any]:
         (li, lv), (ri, rv) = lhs, rhs
-        better = lv > rv if largest else lv < rv
-        same = lv == rv
+        better = int_compare(operator.gt if largest else operator.lt, lv, rv)
+        same = int_compare(tirx.EQ, lv, rv)
         if floating:  # nan beats any number and ties with nan
             lnan, rnan = tirx.isnan(lv), tirx.isnan(rv)
             better = tirx.Or(better, tirx.And(lnan, tirx.Not(rnan)))
