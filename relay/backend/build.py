@@ -480,22 +480,17 @@ class Executable:
         """``args`` with each number for a rank-0 tensor parameter converted to its dtype
         as a ``@relay`` call and the graph executor convert it
         (:func:`~relay.backend.graph_executor.scalar_argument`)."""
-        from relay.backend.graph_executor import scalar_argument
+        from relay.backend.graph_executor import scalar_argument, scalar_dtype
 
         params = self._entry_function().params
         if len(args) != len(params):
             return args  # (check_arguments reports it)
         out = []
         for i, (a, p) in enumerate(zip(args, params, strict=True)):
-            ty = p.type_annotation or p.checked_type
-            if (
-                isinstance(a, bool | int | float | np.generic)
-                and isinstance(ty, TensorType)
-                and ty.shape == ()
-                and isinstance(ty.dtype, str)
-            ):
+            dtype = scalar_dtype(p.type_annotation or p.checked_type)
+            if isinstance(a, bool | int | float | np.generic) and dtype is not None:
                 try:
-                    converted = scalar_argument(a, ty.dtype)
+                    converted = scalar_argument(a, dtype)
                 except ValueError as err:
                     what = f"argument {i} of {self.name} (%{p.name_hint})"
                     raise TypeCheckError(f"{what}: {err}") from None

@@ -872,6 +872,16 @@ def _convert(a: Any, shape: tuple[int, ...], dtype: np.dtype[Any], what: str) ->
     )
 
 
+def scalar_dtype(ty: object) -> str | None:
+    """The dtype of ``ty`` when it is a rank-0 tensor type of a known dtype (a parameter
+    that :func:`scalar_argument` converts a number for), else None."""
+    from relay.ir.types import TensorType
+
+    if isinstance(ty, TensorType) and ty.shape == () and isinstance(ty.dtype, str):
+        return ty.dtype
+    return None
+
+
 def scalar_argument(value: object, dtype: np.dtype[Any] | str) -> Array | None:
     """``value``, a number passed for a rank-0 parameter of ``dtype``, as a 0-d array of
     that dtype; None when it is not a number or cannot take the dtype (the caller reports
@@ -1146,4 +1156,5 @@ __all__ = [
     "flatten_type",
     "plan_function",
     "scalar_argument",
+    "scalar_dtype",
 ]

@@ -384,7 +384,10 @@ class RelayFunction:
             return builder.call_target(self, arg_types, None)
 
         conv = FunctionConverter(builder, self._source, self._lookup, self.__name__, self_ref)
-        type_params = self._type_params if annotated_only else ()
+        # a specialisation keeps the type parameters its annotated parameters still name
+        # (``x: Tensor[float32, ("n", 4)]`` beside an unannotated ``s``)
+        named = {v for t in types if t is not None for v in free_type_vars(t)}
+        type_params = tuple(v for v in self._type_params if annotated_only or v in named)
         fn = conv.function(
             self._source.node, {}, types, self._ret_type if annotated_only else None, type_params
         )
@@ -544,10 +547,11 @@ class RelayFunction:
         param = c.module.functions[c.global_var].params[i]
         ty = c.param_types[i]
         try:
-            if isinstance(ty, TensorType) and ty.shape == () and isinstance(ty.dtype, str):
-                from relay.backend.graph_executor import scalar_argument
+            from relay.backend.graph_executor import scalar_argument, scalar_dtype
 
-                arr = scalar_argument(value, ty.dtype)
+            dtype = scalar_dtype(ty)
+            if dtype is not None:
+                arr = scalar_argument(value, dtype)
                 if arr is not None:
                     return arr
             return from_python(value, c.module, ty)

@@ -648,45 +648,87 @@ def _components(mod: Module) -> list[list[GlobalVar]]:
 
 
 def check_module(mod: Module) -> Module:
-    """Infer and record the types of every function in ``mod``; raise all errors found."""
+    """Infer and record the types of every function in ``mod``; raise all errors found.
+
+    The components of the call graph are solved callees first, each on its own. A global
+    without annotations is monomorphic, so where a component leaves a type unknown without
+    an error (an unannotated parameter used only as a list's head and added to a number),
+    its callers settle it: the component is solved again together with the next component
+    that calls it, and reported only if none does."""
     errors: list[TypeCheckError] = check_module_kinds(mod)
     if errors:  # inference assumes well-kinded types
         _raise(errors)
     known: dict[GlobalVar, Type] = {}
+    pending: list[list[GlobalVar]] = []  # groups whose unknowns wait for a caller
     for comp in _components(mod):
-        solver = Solver()
-        globals_ = dict(known)
-        provisional: dict[Expr, tuple[str, frozenset[TypeVar]]] = {}
-        for gv in comp:
-            func = mod.functions[gv]
-            declared = _declared_type(func)
-            if declared is not None:
-                globals_[gv] = declared
-            elif func.type_params:  # monomorphic in its own component
-                globals_[gv] = _provisional_type(func)
-                provisional[gv] = (_lacking(func), frozenset(func.type_params))
-            else:
-                globals_[gv] = IncompleteType()
-        checker = _Checker(solver, mod, globals_)
-        checker.provisional.update(provisional)
-        for gv in comp:
-            func = mod.functions[gv]
-            t = checker.infer(func)
-            if gv in provisional and isinstance(t, FuncType):
-                context = _recursion_context(f"@{gv.name_hint}", provisional[gv][0])
-                checker.unify(_monomorphic(t), globals_[gv], func, context=context)
-            elif isinstance(globals_[gv], IncompleteType):
-                checker.unify(t, globals_[gv], func)
-        solver.solve()
-        # an unknown left by an error in a callee is no news: report it only without errors
-        _finish(checker, report_unresolved=not errors)
-        for gv in comp:
-            t = solver.resolve(checker.types[mod.functions[gv]])
-            known[gv] = t
-            gv.set_checked_type(t)
-        errors.extend(solver.errors)
+        called = {g.name_hint for gv in comp for g in expr_global_vars(mod.functions[gv])}
+        waiting = [g for g in pending if any(gv.name_hint in called for gv in g)]
+        pending = [g for g in pending if g not in waiting]
+        group = [gv for g in waiting for gv in g] + comp
+        checker = _check_group(mod, group, known)
+        if not errors and not checker.solver.errors and _unresolved(checker):
+            pending.append(group)
+            continue
+        _record(mod, group, checker, known, errors, report_unresolved=not errors)
+    for group in pending:  # no caller settled them: the unknowns are errors
+        _record(mod, group, _check_group(mod, group, known), known, errors, True)
     _raise(errors)
     return mod
+
+
+def _check_group(mod: Module, group: list[GlobalVar], known: dict[GlobalVar, Type]) -> _Checker:
+    """The constraints of the globals ``group`` (a component of the call graph, or several
+    whose unknowns wait for the last), generated and solved."""
+    solver = Solver()
+    globals_ = dict(known)
+    provisional: dict[Expr, tuple[str, frozenset[TypeVar]]] = {}
+    for gv in group:
+        func = mod.functions[gv]
+        declared = _declared_type(func)
+        if declared is not None:
+            globals_[gv] = declared
+        elif func.type_params:  # monomorphic in its own component
+            globals_[gv] = _provisional_type(func)
+            provisional[gv] = (_lacking(func), frozenset(func.type_params))
+        else:
+            globals_[gv] = IncompleteType()
+    checker = _Checker(solver, mod, globals_)
+    checker.provisional.update(provisional)
+    for gv in group:
+        func = mod.functions[gv]
+        t = checker.infer(func)
+        if gv in provisional and isinstance(t, FuncType):
+            context = _recursion_context(f"@{gv.name_hint}", provisional[gv][0])
+            checker.unify(_monomorphic(t), globals_[gv], func, context=context)
+        elif isinstance(globals_[gv], IncompleteType):
+            checker.unify(t, globals_[gv], func)
+    solver.solve()
+    return checker
+
+
+def _unresolved(checker: _Checker) -> bool:
+    """Whether a solved problem left a type unknown or a relation unsolved."""
+    solver = checker.solver
+    incomplete = (not is_complete(solver.resolve(checker.types[e])) for e in checker.order)
+    return any(incomplete) or bool(solver.unsolved())
+
+
+def _record(
+    mod: Module,
+    group: list[GlobalVar],
+    checker: _Checker,
+    known: dict[GlobalVar, Type],
+    errors: list[TypeCheckError],
+    report_unresolved: bool,
+) -> None:
+    """Record the types ``checker`` found for ``group`` in the module; collect its errors
+    (unknowns only with ``report_unresolved``: one left by an error in a callee is no news)."""
+    _finish(checker, report_unresolved)
+    for gv in group:
+        t = checker.solver.resolve(checker.types[mod.functions[gv]])
+        known[gv] = t
+        gv.set_checked_type(t)
+    errors.extend(checker.solver.errors)
 
 
 def check_expr(expr: Expr, mod: Module | None = None) -> Expr:

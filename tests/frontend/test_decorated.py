@@ -165,3 +165,45 @@ def test_any_dimensions_and_tuple_annotations():
     assert any_rows(np.ones((5, 3), np.float32), (1.0, 0)).shape == (5, 3)
     with pytest.raises(relay.TypeCheckError, match=r"dimension 1 is 4, not 3"):
         any_rows(np.ones((5, 4), np.float32), (1.0, 0))
+
+
+@relay
+def scaled(x: Tensor[float32, ("n", 4)], s):  # noqa: F821, UP037 - "n": a shape variable
+    return x * s
+
+
+def test_a_shape_variable_beside_an_unannotated_parameter():
+    # the specialisation for s's type dropped the type parameters, and the annotation
+    # still named n: "type variable n is not bound" (found by a review)
+    np.testing.assert_array_equal(scaled(np.ones((3, 4), np.float32), 2.0), np.full((3, 4), 2.0))
+    np.testing.assert_array_equal(scaled(np.ones((5, 4), np.float32), 3.0), np.full((5, 4), 3.0))
+    with pytest.raises(relay.TypeCheckError) as info:
+        scaled(np.ones((3, 5), np.float32), 2.0)
+    assert info.value.message == (
+        "argument 0 of scaled (%x) does not match its type Tensor[(n, 4), float32]: "
+        "got Tensor[(3, 5), float32] (dimension 1 is 5, not 4)"
+    )
+
+
+@relay
+def list_sum(items):
+    match items:
+        case Cons(h, t):
+            return h + list_sum(t)
+        case Nil():
+            return np.float32(0)
+
+
+@relay
+def multiples(x):
+    items = Nil()
+    for i in range(4):
+        items = Cons(x * i, items)
+    return list_sum(items)
+
+
+def test_a_list_built_in_a_loop_goes_to_an_unannotated_function():
+    # the list's type is known only after inference, so list_sum was converted for any
+    # argument and could not infer it alone: "cannot infer the type of %items"
+    assert float(multiples(np.float32(2.0))) == 12.0
+    assert float(multiples.interpret(np.float32(0.5))) == 3.0

@@ -440,3 +440,36 @@ def test_kind_errors_are_reported_before_inference() -> None:
     with pytest.raises(TypeCheckError) as info:
         relay.infer_type(Function((x,), x), mod)
     assert info.value.message == "type List takes 1 type argument, got 2"
+
+
+TOTAL = """
+def @total(%l) {
+  match (%l) {
+    Cons(%h, %t) => add(%h, @total(%t)),
+    Nil => 0f,
+  }
+}
+"""
+
+
+def test_an_unannotated_global_left_unknown_is_settled_by_its_caller() -> None:
+    # @total alone cannot tell its list's element type (add(%h, ...) admits any tensor that
+    # broadcasts with float32): it is monomorphic, so its caller settles it (a list built
+    # in a loop and passed to an unannotated function failed with "cannot infer")
+    main = "def @main(%x: float32) { @total(Cons(%x, Cons(2f, Nil))) }"
+    types = module_types(TOTAL + main, with_prelude=True)
+    assert types["total"] == "fn (List[float32]) -> float32"
+    assert types["main"] == "fn (float32) -> float32"
+    # through a caller of a caller, and a callee between
+    middle = 'def @middle(%l) { @total(%l) }\ndef @main(%x: int8) { @middle(Cons(cast(%x, dtype="float32"), Nil)) }'
+    types = module_types(TOTAL + middle, with_prelude=True)
+    assert types["total"] == types["middle"] == "fn (List[float32]) -> float32"
+
+
+def test_an_unknown_no_caller_settles_is_reported_at_its_global() -> None:
+    err = module_error(TOTAL, with_prelude=True)
+    assert err.message == "cannot infer the type of %l; annotate it"
+    assert err.span is not None and err.span.line == 2
+    # a caller that does not settle it either
+    err = module_error(TOTAL + "def @main(%l) { @total(%l) }", with_prelude=True)
+    assert err.message == "cannot infer the type of %l; annotate it"
