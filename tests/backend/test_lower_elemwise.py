@@ -1099,3 +1099,59 @@ def test_int32_comparisons_with_the_lowest_value(body: str) -> None:
     np.testing.assert_array_equal(exe(x), exe.interpret(x), strict=True)
     cuda = relay.build(mod, target=Target("cuda", arch="sm_90"))
     assert set(cuda.placement.values()) == {"cuda"}
+
+
+@pytest.mark.parametrize(
+    ("dtype", "body"),
+    [
+        ("uint64", "subtract(%x, sign(%y))"),  # x - 0 was ~0 + 1: poison in 64 bits
+        ("uint64", "add(multiply(%x, %y), %x)"),
+        ("int64", "subtract(multiply(%x, %y), %y)"),  # int64 wraps as numpy's does
+        ("int64", "negative(add(%x, %y))"),
+        ("int64", "multiply(%x, -9223372036854775808i64)"),
+        ("int64", "equal(add(%x, -9223372036854775808i64), 1i64)"),
+        ("int32", "floor_mod(%x, -2147483648)"),  # TVM negated the constant divisor
+        ("int32", "floor_divide(%x, -2147483648)"),
+        ("int32", "left_shift(%x, -3)"),  # TVM folded the count's cast into a select
+        ("int64", "left_shift(%x, -1i64)"),
+        ("int32", 'cast(clip(%x, a_min=-2, a_max=-2), dtype="uint32")'),
+        ("uint32", 'abs(cast(%x, dtype="int32"))'),  # a cast of unsigned taken as >= 0
+        ("uint32", 'floor_mod(cast(%x, dtype="int32"), 3)'),
+        ("uint32", 'nn.relu(cast(%x, dtype="int32"))'),
+        ("uint64", 'less(cast(%x, dtype="int64"), 0i64)'),
+        ("uint64", 'sign(cast(%x, dtype="int32"))'),
+        ("int16", 'cast(%x, dtype="uint64")'),
+        ("int64", "clip(%x, a_min=-9223372036854775807, a_max=9223372036854775806)"),
+        ("uint64", "clip(%x, a_min=0, a_max=18446744073709551614)"),  # bounds were floats
+    ],
+)
+def test_integer_edges_found_by_fuzzing(dtype: str, body: str) -> None:
+    # older bugs found by a fuzzing review of integer kernels (2026-11-28): wrong values,
+    # TVM compile errors, and for 64-bit arithmetic whose nuw/nsw product LLVM took to be
+    # nonzero, a process killed by SIGFPE (test_64_bit_divisors_that_wrap_to_zero)
+    info = np.iinfo(dtype)
+    edges = [info.min, info.max, 0, 1, info.min + 1, info.max - 1, 2, 3, info.max // 2 + 1]
+    x = np.array(edges + ([-1, -2, -3] if info.min < 0 else [info.max // 2, 5, 7]), dtype)
+    y = np.roll(x, 5)
+    mod = relay.parse(
+        f"def @main(%x: Tensor[(12,), {dtype}], %y: Tensor[(12,), {dtype}]) {{ {body} }}"
+    )
+    exe = relay.build(mod)
+    np.testing.assert_array_equal(exe(x, y), exe.interpret(x, y), strict=True)
+
+
+@pytest.mark.parametrize("size", [3, 20000])  # -O0 and -O1 kernels
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_64_bit_divisors_that_wrap_to_zero(dtype: str, size: int) -> None:
+    # 2**32 * 2**32 wraps to 0: the division must raise the reference's error, not SIGFPE
+    mod = relay.parse(
+        f"def @main(%x: Tensor[({size},), {dtype}], %y: Tensor[({size},), {dtype}]) {{\n"
+        "  floor_divide(%x, multiply(%y, %y))\n}"
+    )
+    x = np.arange(size).astype(dtype)
+    y = np.full(size, 3, dtype)
+    exe = relay.build(mod)
+    np.testing.assert_array_equal(exe(x, y), x // np.asarray(9, dtype), strict=True)
+    y[1] = 2**32
+    with pytest.raises(relay.ExecutionError, match="integer division by zero"):
+        exe(x, y)

@@ -399,12 +399,15 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
 
     TVM's simplifier takes integer arithmetic not to overflow (it folds ``x + 1 < x`` to false,
     and ``0 - x`` of unsigned ``x`` to 0) and its LLVM code marks 32/64-bit arithmetic ``nsw``
-    (signed) or ``nuw`` (unsigned). An integer of 32 bits or fewer is therefore computed from
-    its bits zero-extended to the unsigned type of twice its width, where no result overflows
-    (a difference is ``a + (~b + 1)``), and the low bits are kept; LLVM narrows the arithmetic
-    back (an int32 ``x * 3 + y`` is ``vpslld``, ``vpaddd``, ``vpaddd``). int64 arithmetic is
-    left as TVM emits it (no wider type exists); uint64 subtracts by adding the two's
-    complement.
+    (signed) or ``nuw`` (unsigned), poison where it overflows. An integer is therefore
+    computed from its bits zero-extended to the unsigned type of twice its width (uint128 for
+    64 bits), where no result overflows (a difference is ``a + (~b + 1)``), and the low bits
+    are kept; LLVM narrows the arithmetic back (an int32 ``x * 3 + y`` is ``vpslld``,
+    ``vpaddd``, ``vpaddd``). uint64 arithmetic in 64 bits gave poison: ``x - 0`` (``~0 + 1``
+    overflows) was wrong, and LLVM dropped the zero test of a divisor that was a ``nuw``
+    product, so the process died of SIGFPE (found by a fuzzing review). For CUDA, whose C
+    wraps unsigned arithmetic, 64-bit integers are computed in 64 bits (int64 overflow is
+    undefined there, as in C).
 
     No conversion here is a cast to or from int32 or int64 (TVM's index types). The simplifier
     revisits the operand of such a cast (``CanonicalSimplifier``'s cast rule mutates it, then
@@ -415,10 +418,13 @@ def _wrapping(kind: str, a: Expr, b: Expr, dtype: str) -> Expr:
     :func:`_int_reinterpret`."""
     from tvm import tirx
 
+    from relay.backend.lower import lowering_target
+
     op = _ARITH[kind]
-    if dtype == "uint64" and kind == "subtract":
-        return a + (tirx.bitwise_not(b) + _const(1, dtype))
-    if dtype in ("int64", "uint64"):
+    if dtype in ("int64", "uint64") and lowering_target() != "llvm":
+        # CUDA C: unsigned arithmetic wraps; int64 overflow is left undefined, as C does
+        if dtype == "uint64" and kind == "subtract":
+            return a + (tirx.bitwise_not(b) + _const(1, dtype))
         return op(a, b)
     bits = _bits(dtype)
     unsigned, wide, mask = f"uint{bits}", f"uint{2 * bits}", (1 << bits) - 1
@@ -475,8 +481,8 @@ def int_compare(op: Callable[[Expr, Expr], Expr], a: Expr, b: Expr) -> Expr:
     an int32 ``x`` to false (found by a fuzzing review; int64 and the other comparisons are
     right). LLVM folds the hiding away; the constant may also come from a scalar stage
     inlined after lowering, or from a select or a minimum that the simplifier folds."""
-    if _dt(a) == "int32":
-        a, b = _int_reinterpret(a, "int32"), _int_reinterpret(b, "int32")
+    if _dt(a) in ("int32", "int64"):
+        a, b = _int_reinterpret(a, _dt(a)), _int_reinterpret(b, _dt(b))
     return op(a, b)
 
 
@@ -514,7 +520,36 @@ def _convert(x: Expr, src: str, dst: str) -> Expr:
         return _down(x if src == _F32 else tirx.Cast(_F32, x), dst)
     if dst == "float16" and src == "bool":
         x = tirx.Cast(_F32, x)
+    if _is_int(src) and _is_int(dst):
+        return _int_convert(x, src, dst)
     return tirx.Cast(dst, x)  # float64 to float16 rounds once, as numpy does
+
+
+def _is_int(dtype: str) -> bool:
+    return dtype.startswith(("int", "uint"))
+
+
+def _int_convert(x: Expr, src: str, dst: str) -> Expr:
+    """The integer ``x`` of ``src`` as the integer ``dst``, numpy's way: sign- or
+    zero-extended when wider, its low bits when narrower. A change of signedness goes
+    through :func:`_int_reinterpret`: TVM's bound analysis takes a cast of an unsigned value
+    to a signed type to be non-negative (``abs(cast(x, "int32"))`` of a uint32 ``x`` gave
+    negative values, ``less(cast(x, "int64"), 0)`` was false), and TVM fails on the cast of a
+    negative constant to an unsigned type (``cast(clip(x, -2, -2), "uint32")``); both found
+    by a fuzzing review. A narrowing keeps the low bits by a mask first, so that a constant
+    out of ``dst``'s range never reaches a cast either."""
+    from tvm import tirx
+
+    sbits, dbits = _bits(src), _bits(dst)
+    if dbits > sbits:  # extend in src's signedness, then reinterpret
+        wide = f"{'int' if _is_signed(src) else 'uint'}{dbits}"
+        x = tirx.Cast(wide, x)
+        return x if wide == dst else _int_reinterpret(x, dst)
+    unsigned = f"uint{sbits}"
+    u = _int_reinterpret(x, unsigned) if _is_signed(src) else x
+    if dbits < sbits:
+        u = tirx.Cast(f"uint{dbits}", tirx.bitwise_and(u, _const((1 << dbits) - 1, unsigned)))
+    return u if _dt(u) == dst else _int_reinterpret(u, dst)
 
 
 # ---- fast math ----------------------------------------------------------------------------------
@@ -845,7 +880,7 @@ def _clip(call: LoweringCall) -> Any:
     for which in ("a_min", "a_max"):
         value = call.attrs[which]
         assert isinstance(value, int | float)
-        bound = _clip_bound(like, float(value), which)
+        bound = _clip_bound(like, value, which)  # (an int exactly: int64 bounds are not floats)
         bounds.append(_const(bound.item() if _is_float(src) else int(bound), dtype))
     lo, hi = bounds
 
@@ -925,6 +960,11 @@ def _int_division(op: Callable[[Expr, Expr], Expr], remainder: bool, dtype: str)
     def fn(a: Expr, b: Expr) -> Expr:
         if not _is_signed(dtype):
             return tirx.Select(tirx.EQ(b, zero), zero, op(a, tirx.Select(tirx.EQ(b, zero), one, b)))
+        lowest = -(1 << (_bits(dtype) - 1))
+        divisor = _constant_load(b)
+        if isinstance(divisor, tirx.IntImm) and int(divisor.value) == lowest:
+            # TVM's floordiv/floormod by a constant negate it: out of range for the lowest
+            b = _int_reinterpret(divisor, dtype)
         minus = _const(-1, dtype)
         safe = tirx.Select(tirx.Or(tirx.EQ(b, zero), tirx.EQ(b, minus)), one, b)
         special = zero if remainder else tirx.Select(b == zero, zero, _negate(a, dtype))
@@ -1051,8 +1091,7 @@ def _left_shift(dtype: str) -> ScalarFn:
         ok = _count_in_range(count, dtype)
         by = tirx.Select(ok, count, zero)
         if _is_signed(dtype):
-            # (by is in [0, bits): its cast cannot meet a negative constant)
-            bits = _int_reinterpret(x, unsigned) << tirx.Cast(unsigned, by)
+            bits = _int_reinterpret(x, unsigned) << _int_reinterpret(by, unsigned)
             shifted = _int_reinterpret(bits, dtype)
         else:
             shifted = x << by
