@@ -25,7 +25,10 @@ lowered Relay's primitive functions:
   when nothing binds it after.)
   An operator whose rule binds a whole chain of values (fast ``exp`` and ``sigmoid``:
   :data:`CHAIN_BINDINGS`) on the result of another such chain gets that result through a
-  barrier at once, since TVM's simplifier multiplies the two.
+  barrier at once, since TVM's simplifier multiplies the two. A value read more than once
+  in the kernel is read through a barrier once its expression holds :data:`SHARED_SIZE`
+  operators, and a rule may ask for an argument materialized
+  (:meth:`~relay.op.registry.LoweringCall.materialize`: an integer division's divisor).
 
 A function whose types have ``?`` dimensions lowers with one size variable standing for all
 of them (:func:`kernel_shape`): :mod:`relay.backend.vm.dynamic` makes such functions only
@@ -318,6 +321,54 @@ BARRIER = "relay_barrier"
 """The name of a barrier stage's block (TVM numbers repeated names: ``relay_barrier_1``)."""
 
 
+SHARED_SIZE = 8
+"""Operators in the expression of a value that a kernel reads more than once (two
+operators read it, or one twice): from this many it is read through a barrier stage
+rather than repeated. Each such read doubles the inlined expression, and TVM's simplifier
+takes more than linear time in its size: ``e = where(less(e, y), add(e, x), x)`` nested 4
+deep (16 copies of the innermost) took 8.3 s to compile in int32, 5 deep over a minute
+(found by a fuzzing review)."""
+
+
+def _use_counts(body: Expr) -> dict[int, int]:
+    """How often each expression of a primitive function's dataflow ``body`` is read by a
+    call, a tuple or a projection (by ``id``)."""
+    counts: dict[int, int] = {}
+    seen: set[int] = set()
+    stack = [body]
+    while stack:
+        e = stack.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, Call):
+            children: Sequence[Expr] = e.args
+        elif isinstance(e, Tuple):
+            children = e.fields
+        elif isinstance(e, TupleGetItem):
+            children = (e.tuple_value,)
+        else:
+            continue
+        for c in children:
+            counts[id(c)] = counts.get(id(c), 0) + 1
+            stack.append(c)
+    return counts
+
+
+def is_inlined_stage(value: Any) -> bool:
+    """Whether ``value`` is a tensor computed in the kernel that the schedules inline into
+    its readers: not an input, a barrier, or a stage holding one constant."""
+    from relay.backend.runtime import tvm
+
+    te = tvm().te
+    if not isinstance(value, te.Tensor) or not isinstance(value.op, te.ComputeOp):
+        return False
+    if value.op.name.startswith(BARRIER):
+        return False
+    body = value.op.body
+    return not (len(body) == 1 and isinstance(body[0], tvm().tirx.IntImm | tvm().tirx.FloatImm))
+
+
 def _barrier(te: Any, value: Any) -> Any:
     """``value`` through a stage the schedules keep (see the module docstring)."""
     return te.compute(value.shape, lambda *i: value(*i), name=BARRIER)
@@ -432,6 +483,8 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
     const_phs: list[Any] = []
     chains: dict[int, int] = {}  # operators binding a chain (CHAIN_BINDINGS) in a row, likewise
     bound: dict[int, int] = {}  # binding operators in a row ending at a call, since a barrier
+    uses = _use_counts(func.body)
+    sizes: dict[int, int] = {}  # the operators a call's inlined expression repeats
     best: tuple[int, str, list[str]] = (-1, "", [])
     op_names: list[str] = []
     checks: list[tuple[Any, str, Span | None]] = []
@@ -451,6 +504,11 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
                 raise CompileError("a primitive function may only call operators", node.span)
             opdef = get_op(node.op.name)
             rule = opdef.rule("lowering", node.span)
+            for a in node.args:  # a value read more than once, too big to repeat
+                big = uses[id(a)] > 1 and sizes.get(id(a), 0) >= SHARED_SIZE
+                if big and is_inlined_stage(env[id(a)]):
+                    env[id(a)] = _barrier(te, env[id(a)])
+                    bound[id(a)] = chains[id(a)] = sizes[id(a)] = 0
             call = LoweringCall(
                 name=opdef.name,
                 attrs=node.attrs,
@@ -466,18 +524,21 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
             deep = {
                 id(a): a for a in node.args if weight and _too_deep(a, weight, bound, chains, env)
             }
+            asked = (node.args[i] for i in sorted(call.materialized))
+            deep.update((id(a), a) for a in asked if is_inlined_stage(env[id(a)]))
             if deep:  # those arguments materialized first (barriers), and the rule again
                 for a in deep.values():
                     env[id(a)] = _barrier(te, env[id(a)])
                     bound[id(a)] = chains[id(a)] = 0
                 args = tuple(env[id(a)] for a in node.args)
-                call = dataclasses.replace(call, args=args, checks=[])
+                call = dataclasses.replace(call, args=args, checks=[], materialized=set())
                 value = _apply_rule(rule, call, opdef.name, node)  # (the same bindings)
             depth = max((bound.get(id(a), 0) for a in node.args), default=0) + (weight > 0)
             chain = max((chains.get(id(a), 0) for a in node.args), default=0)
             chain += weight >= CHAIN_BINDINGS
             bound[id(node)] = depth
             chains[id(node)] = chain
+            sizes[id(node)] = 1 + sum(sizes.get(id(a), 0) for a in node.args)
             env[id(node)] = value
             checks.extend((v, message, node.span) for v, message in call.checks)
             op_names.append(opdef.name)

@@ -372,6 +372,15 @@ class LoweringCall:
     fast_math: bool = True
     span: Span | None = None
     checks: list[tuple[Any, str]] = field(default_factory=list)
+    materialized: set[int] = field(default_factory=set)
+
+    def materialize(self, index: int) -> None:
+        """Ask for argument ``index``, where it is computed in the kernel, to be computed
+        into a buffer of its own (a barrier stage, see :mod:`relay.backend.lower`) rather
+        than inlined into this operator's expression: for a rule that uses the argument
+        many times, where repeating its computation would multiply the kernel's size. The
+        lowering then applies the rule again, to the materialized argument."""
+        self.materialized.add(index)
 
     def require(self, violated: Any, message: str) -> None:
         """Check at run time what the reference checks: ``violated`` is a ``te.Tensor`` (any

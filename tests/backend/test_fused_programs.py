@@ -200,3 +200,43 @@ def _primitives(mod: relay.Module) -> list[relay.ir.Function]:
             if isinstance(e, Function) and e.attrs.get("Primitive")
         ]
     return out
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_a_value_read_twice_is_materialized_once_it_is_big(dtype: str) -> None:
+    # each level reads the one below twice, doubling the inlined expression; TVM's
+    # simplifier is worse than linear in its size (int32, 4 deep: 8.3 s; 5 deep: over a
+    # minute; found by a fuzzing review): from SHARED_SIZE operators it is materialized
+    from relay.backend.lower import BARRIER, SHARED_SIZE, lower_primitive
+
+    depth, e = 8, "%x"
+    for _ in range(depth):
+        e = f"where(less({e}, %y), add({e}, %x), %x)"
+    t = f"Tensor[(37,), {dtype}]"
+    mod = relay.parse(f"def @main(%x: {t}, %y: {t}) {{ {e} }}")
+    exe = relay.build(mod, target=default_target())
+    (prim,) = _primitives(exe.module)
+    script = lower_primitive(prim).prim_func.script()
+    assert SHARED_SIZE == 8 and script.count(f'sblock("{BARRIER}') == 3
+    rng = np.random.default_rng(4)
+    x, y = (rng.integers(-9, 9, 37).astype(dtype) for _ in range(2))
+    np.testing.assert_array_equal(exe(x, y), relay.interpret(mod, x, y), strict=True)
+
+
+def test_nested_integer_divisors_are_materialized() -> None:
+    # an integer division's guards read its divisor five times: a divisor computed in the
+    # kernel is materialized (floor_mod(x, floor_mod(x, floor_mod(x, x))) of int32 took
+    # over a minute to compile)
+    from relay.backend.lower import BARRIER, lower_primitive
+
+    e = "%y"
+    for _ in range(6):
+        e = f"add(floor_mod(%x, {e}), %y)"  # (>= 1 for x >= 0 and y >= 1: no zero divisor)
+    mod = relay.parse(f"def @main(%x: Tensor[(37,), int32], %y: Tensor[(37,), int32]) {{ {e} }}")
+    exe = relay.build(mod, target=default_target())
+    (prim,) = _primitives(exe.module)
+    script = lower_primitive(prim).prim_func.script()
+    assert script.count(f'sblock("{BARRIER}') == 5
+    rng = np.random.default_rng(5)
+    x, y = rng.integers(0, 1000, 37, dtype=np.int32), rng.integers(1, 9, 37, dtype=np.int32)
+    np.testing.assert_array_equal(exe(x, y), relay.interpret(mod, x, y), strict=True)

@@ -952,7 +952,10 @@ def _where(call: LoweringCall) -> Any:
 
 def _int_division(op: Callable[[Expr, Expr], Expr], remainder: bool, dtype: str) -> ScalarFn:
     """An integer division or remainder ``op`` with its divisor guarded (see the module doc):
-    0 for a zero divisor; for -1, ``-a`` or 0 without dividing."""
+    0 for a zero divisor; for -1, ``-a`` or 0 without dividing.
+
+    The guards use the divisor five times: :func:`_binary` has a divisor computed in the
+    kernel materialized (:meth:`LoweringCall.materialize`)."""
     from tvm import tirx
 
     zero, one = _const(0, dtype), _const(1, dtype)
@@ -1201,6 +1204,11 @@ def _binary(call: LoweringCall) -> Any:
         return _int_power(call)
     if call.name in _DIVISIONS and dtype != "bool" and not _is_float(dtype):
         _require_nonzero_divisor(call, dtype)
+        # the guards repeat the divisor (see _int_division): nested remainders compiled in
+        # exponential time (floor_mod(x, floor_mod(x, floor_mod(x, x))) of int32: over a
+        # minute; a tirx.Let would not do, since the divisor's check reads it in a block of
+        # its own and TVM rejects a variable bound to two values)
+        call.materialize(1)
     fn = _binary_fn(call.name, dtype, _can_bind(call))
     if _is_float(dtype):
         fn = _ieee_guarded(call, fn)
