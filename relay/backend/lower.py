@@ -484,7 +484,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
     chains: dict[int, int] = {}  # operators binding a chain (CHAIN_BINDINGS) in a row, likewise
     bound: dict[int, int] = {}  # binding operators in a row ending at a call, since a barrier
     uses = _use_counts(func.body)
-    sizes: dict[int, int] = {}  # the operators a call's inlined expression repeats
+    op_sizes: dict[int, int] = {}  # the operators in a call's inlined expression
     best: tuple[int, str, list[str]] = (-1, "", [])
     op_names: list[str] = []
     checks: list[tuple[Any, str, Span | None]] = []
@@ -505,10 +505,10 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
             opdef = get_op(node.op.name)
             rule = opdef.rule("lowering", node.span)
             for a in node.args:  # a value read more than once, too big to repeat
-                big = uses[id(a)] > 1 and sizes.get(id(a), 0) >= SHARED_SIZE
+                big = uses[id(a)] > 1 and op_sizes.get(id(a), 0) >= SHARED_SIZE
                 if big and is_inlined_stage(env[id(a)]):
                     env[id(a)] = _barrier(te, env[id(a)])
-                    bound[id(a)] = chains[id(a)] = sizes[id(a)] = 0
+                    bound[id(a)] = chains[id(a)] = op_sizes[id(a)] = 0
             call = LoweringCall(
                 name=opdef.name,
                 attrs=node.attrs,
@@ -538,7 +538,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
             chain += weight >= CHAIN_BINDINGS
             bound[id(node)] = depth
             chains[id(node)] = chain
-            sizes[id(node)] = 1 + sum(sizes.get(id(a), 0) for a in node.args)
+            op_sizes[id(node)] = 1 + sum(op_sizes.get(id(a), 0) for a in node.args)
             env[id(node)] = value
             checks.extend((v, message, node.span) for v, message in call.checks)
             op_names.append(opdef.name)
