@@ -333,25 +333,13 @@ deep (16 copies of the innermost) took 8.3 s to compile in int32, 5 deep over a 
 def _use_counts(body: Expr) -> dict[int, int]:
     """How often each expression of a primitive function's dataflow ``body`` is read by a
     call, a tuple or a projection (by ``id``)."""
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import children
+
     counts: dict[int, int] = {}
-    seen: set[int] = set()
-    stack = [body]
-    while stack:
-        e = stack.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, Call):
-            children: Sequence[Expr] = e.args
-        elif isinstance(e, Tuple):
-            children = e.fields
-        elif isinstance(e, TupleGetItem):
-            children = (e.tuple_value,)
-        else:
-            continue
-        for c in children:
+    for e in sub_expressions(body):
+        for c in children(e):
             counts[id(c)] = counts.get(id(c), 0) + 1
-            stack.append(c)
     return counts
 
 
