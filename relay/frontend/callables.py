@@ -447,7 +447,7 @@ def call_object(
         if len(exs) != arity:
             s = "s" if arity != 1 else ""
             raise c.error(f"{obj.name} takes {arity} argument{s}, got {len(exs)}", node)
-        target, ret = c.self_ref([e.ty for e in exs])
+        target, ret = c.self_ref([e.ty for e in exs], c.span(node))
         return Ex(Call(target, tuple(e.expr for e in exs), span=c.span(node)), ret)
     if isinstance(obj, RelayFunction):
         if kwargs:

@@ -290,7 +290,8 @@ class FunctionConverter:
         source: FunctionSource,
         namespace: Callable[[str], object],
         self_name: str | None = None,
-        self_ref: Callable[[list[Type | None]], tuple[Expr, Type | None]] | None = None,
+        self_ref: Callable[[list[Type | None], Span | None], tuple[Expr, Type | None]]
+        | None = None,
         probe: bool = False,
     ) -> None:
         self.builder = builder
@@ -684,7 +685,7 @@ class FunctionConverter:
         if made is not None:
             return Ex(made[0], made[1])
         if isinstance(obj, _SelfRef) and self.self_ref is not None:
-            expr, ty = self.self_ref([])
+            expr, ty = self.self_ref([], self.span(node))
             return Ex(expr, ty)
         raise self.error(f"cannot use {_describe(obj)} as a value in a @relay function", node)
 

@@ -82,6 +82,13 @@ Signature = tuple[Type | None, ...] | None
 """The parameter types a conversion is specialised on (None: as annotated / generic)."""
 
 
+MAX_NESTED_SPECIALISATIONS = 8
+"""Specialisations of one unannotated function converted one inside another (a recursive
+call at other argument types) at most: a recursive call at a type that grows with each
+call (``nest((x, x), n - 1)``) would be converted forever, and crashed the interpreter
+with a stack overflow (found by a review)."""
+
+
 @dataclass
 class ModuleBuilder:
     """The module being built for one entry function: the prelude, then each ``@relay``
@@ -97,6 +104,7 @@ class ModuleBuilder:
         default_factory=lambda: dict(PRELUDE_CLASSES)
     )
     probe: bool = False  # only checking syntax: callees are not converted
+    converting: list[int] = field(default_factory=list)  # the functions being converted (ids)
     # derivative globals called by converted code: built by resolve_derivatives
     derivatives: dict[GlobalVar, tuple[GlobalVar, _Any, Span | None]] = field(default_factory=dict)
 
@@ -112,10 +120,21 @@ class ModuleBuilder:
             return found
         if self.probe:
             return GlobalVar(rf.__name__), None
+        if self.converting.count(id(rf)) >= MAX_NESTED_SPECIALISATIONS:
+            raise FrontendError(
+                f"{rf.__name__} calls itself at {MAX_NESTED_SPECIALISATIONS} different "
+                "argument types in a row (at ever larger types, as f((x, x)) would?); "
+                "annotate its parameters",
+                span,
+            )
         gv = self.fresh_global(rf.__name__)
         ret = rf.static_result_type()
         self.targets[key] = (gv, ret)
-        func = rf.convert(self, gv, sig)
+        self.converting.append(id(rf))
+        try:
+            func = rf.convert(self, gv, sig)
+        finally:
+            self.converting.pop()
         self.module.add(gv, func)
         self.user_globals.append(gv)
         return gv, ret
@@ -315,7 +334,7 @@ class RelayFunction:
         gv = GlobalVar(self.__name__)
         builder.targets[(id(self), None)] = (gv, None)
         conv = FunctionConverter(
-            builder, self._source, self._lookup, self.__name__, lambda _: (gv, None), probe=True
+            builder, self._source, self._lookup, self.__name__, lambda _, __: (gv, None), probe=True
         )
         with contextlib.suppress(UnresolvedName, NeedsTypes):
             conv.function(self._source.node, {}, [None] * self.arity, None)
@@ -378,10 +397,10 @@ class RelayFunction:
                 for name, cls in data.__relay_constructors__.items():
                     builder.classes.setdefault(name, cls)
 
-        def self_ref(arg_types: list[Type | None]) -> tuple[Expr, Type | None]:
+        def self_ref(arg_types: list[Type | None], span: Span | None) -> tuple[Expr, Type | None]:
             if annotated_only or list(arg_types) == types or all(t is None for t in arg_types):
                 return gv, self.static_result_type()
-            return builder.call_target(self, arg_types, None)
+            return builder.call_target(self, arg_types, span)
 
         conv = FunctionConverter(builder, self._source, self._lookup, self.__name__, self_ref)
         # a specialisation keeps the type parameters its annotated parameters still name

@@ -207,3 +207,24 @@ def test_a_list_built_in_a_loop_goes_to_an_unannotated_function():
     # argument and could not infer it alone: "cannot infer the type of %items"
     assert float(multiples(np.float32(2.0))) == 12.0
     assert float(multiples.interpret(np.float32(0.5))) == 3.0
+
+
+@relay
+def nest(x, n):
+    if n <= 0:
+        return x
+    return nest((x, x), n - 1)[0]
+
+
+def test_a_recursive_call_at_ever_larger_types_is_an_error():
+    # each call specialises nest for a deeper tuple: conversion never ended, and the
+    # interpreter died of a stack overflow (found by a review)
+    with pytest.raises(relay.FrontendError) as info:
+        nest(np.float32(1), 2)
+    assert info.value.message == (
+        "nest calls itself at 8 different argument types in a row (at ever larger types, "
+        "as f((x, x)) would?); annotate its parameters"
+    )
+    span = info.value.span
+    line = nest.__wrapped__.__code__.co_firstlineno + 4  # (the decorator's line first)
+    assert span is not None and (span.line, span.column) == (line, 12)
