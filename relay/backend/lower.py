@@ -494,7 +494,8 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
             rule = opdef.rule("lowering", node.span)
             for a in node.args:  # a value read more than once, too big to repeat
                 big = uses[id(a)] > 1 and op_sizes.get(id(a), 0) >= SHARED_SIZE
-                if big and is_inlined_stage(env[id(a)]):
+                # (not a bool: TVM fails on a vectorized bool buffer read in a select)
+                if big and is_inlined_stage(env[id(a)]) and env[id(a)].dtype != "bool":
                     env[id(a)] = _barrier(te, env[id(a)])
                     bound[id(a)] = chains[id(a)] = op_sizes[id(a)] = 0
             call = LoweringCall(

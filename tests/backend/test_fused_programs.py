@@ -240,3 +240,13 @@ def test_nested_integer_divisors_are_materialized() -> None:
     rng = np.random.default_rng(5)
     x, y = rng.integers(0, 1000, 37, dtype=np.int32), rng.integers(1, 9, 37, dtype=np.int32)
     np.testing.assert_array_equal(exe(x, y), relay.interpret(mod, x, y), strict=True)
+
+
+def test_a_shared_bool_value_is_not_materialized() -> None:
+    # a bool barrier read in a vectorized select failed in TVM (found by a fuzzing review)
+    body = "".join(f"%{i + 1} = add(%{i}, {i + 1});" for i in range(7))
+    mod = relay.parse(
+        f"def @main(%0: Tensor[(20000,), int32]) {{ {body} %8 = less(%7, 0); where(%8, %8, True) }}"
+    )
+    x = np.arange(-10000, 10000, dtype=np.int32)
+    np.testing.assert_array_equal(relay.build(mod)(x), relay.interpret(mod, x), strict=True)
