@@ -308,6 +308,26 @@ def _too_deep(
     return weight >= CHAIN_BINDINGS and chains.get(id(arg), 0) > 0
 
 
+def _repeated(
+    args: Sequence[Expr], value: Any, env: dict[int, Any], selects: dict[Any, int]
+) -> list[Expr]:
+    """The arguments among ``args`` that the rule's result ``value`` reads more than once
+    (:func:`relay.backend.expansion.reads`) where their expanded expression holds
+    :data:`~relay.backend.expansion.REPEAT_SELECTS` selects or more: the rule is applied
+    again to them materialized."""
+    from relay.backend.expansion import REPEAT_SELECTS, expanded_selects, reads
+
+    tensors = {id(a): env[id(a)] for a in args if is_inlined_stage(env[id(a)])}
+    big = [t for t in tensors.values() if expanded_selects(t, selects) >= REPEAT_SELECTS]
+    if not big:
+        return []
+    stop = frozenset(t.op for t in tensors.values())
+    results = _flatten_value(value)
+    # (per result: results are stages of their own, so reads in two add up, not multiply)
+    repeated = {t.op for t in big if max(reads(r, t, stop - {t.op}) for r in results) > 1}
+    return [a for a in args if id(a) in tensors and tensors[id(a)].op in repeated]
+
+
 def _apply_rule(rule: Any, call: Any, name: str, node: Any) -> Any:
     try:
         return rule(call)
@@ -473,6 +493,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
     bound: dict[int, int] = {}  # binding operators in a row ending at a call, since a barrier
     uses = _use_counts(func.body)
     op_sizes: dict[int, int] = {}  # the operators in a call's inlined expression
+    selects: dict[Any, int] = {}  # a stage's expanded selects (relay.backend.expansion)
     best: tuple[int, str, list[str]] = (-1, "", [])
     op_names: list[str] = []
     checks: list[tuple[Any, str, Span | None]] = []
@@ -515,6 +536,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
             }
             asked = (node.args[i] for i in sorted(call.materialized))
             deep.update((id(a), a) for a in asked if is_inlined_stage(env[id(a)]))
+            deep.update((id(a), a) for a in _repeated(node.args, value, env, selects))
             if deep:  # those arguments materialized first (barriers), and the rule again
                 for a in deep.values():
                     env[id(a)] = _barrier(te, env[id(a)])

@@ -250,3 +250,64 @@ def test_a_shared_bool_value_is_not_materialized() -> None:
     )
     x = np.arange(-10000, 10000, dtype=np.int32)
     np.testing.assert_array_equal(relay.build(mod)(x), relay.interpret(mod, x), strict=True)
+
+
+@pytest.mark.parametrize(
+    ("body", "barriers"),
+    [
+        ("sign(sign(sign(sign(%x))))", 1),  # sign^2 (6 selects) read twice by the third
+        ("argmin(sign(sign(sign(%x))), axis=[0])", 1),  # (sign^3 has 2 selects then)
+        ("argmin(sign(floor_divide(%x, %y)), axis=[0])", 1),
+        ("argmin(floor_divide(%x, %y), axis=[0])", 1),  # (3 guards and the floordiv)
+        ("argmax(sign(%x), axis=[1])", 0),  # 2 selects: repeated
+        ("abs(abs(abs(abs(%x))))", 1),  # abs reads x three times; abs^2 has 4 selects
+    ],
+)
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_an_expression_an_operator_repeats_is_materialized_once_it_is_big(
+    body: str, barriers: int, dtype: str
+) -> None:
+    # sign reads its argument twice, argmin's combiner five times: nested in one kernel,
+    # the inlined expression doubled per level, and TVM's simplifier took 19 s to compile
+    # sign four deep in int32, 60 s argmin(sign(sign(sign(x)))) (found by a fuzzing review)
+    from relay.backend.expansion import REPEAT_SELECTS
+    from relay.backend.lower import BARRIER, lower_primitive
+
+    t = f"Tensor[(5, 37), {dtype}]"
+    mod = relay.parse(f"def @main(%x: {t}, %y: {t}) {{ {body} }}")
+    exe = relay.build(mod, target=default_target())
+    (prim,) = _primitives(exe.module)
+    script = lower_primitive(prim).prim_func.script()
+    assert REPEAT_SELECTS == 4 and script.count(f'sblock("{BARRIER}') == barriers
+    rng = np.random.default_rng(6)
+    x = rng.integers(-9, 9, (5, 37)).astype(dtype)
+    y = (rng.integers(1, 4, (5, 37)) * rng.choice([-1, 1], (5, 37))).astype(dtype)
+    np.testing.assert_array_equal(exe(x, y), relay.interpret(mod, x, y), strict=True)
+
+
+def test_expanded_selects_and_reads_count_the_inlined_expression() -> None:
+    from tvm import te, tirx
+
+    from relay.backend.expansion import expanded_selects, reads
+
+    x = te.placeholder((8,), "int32", name="x")
+
+    def sign(v: te.Tensor) -> te.Tensor:
+        return te.compute(
+            (8,), lambda i: tirx.Select(v[i] > 0, 1, tirx.Select(v[i] < 0, -1, 0)), name="s"
+        )
+
+    s1 = sign(x)
+    s2 = sign(s1)
+    s3 = sign(s2)
+    assert [expanded_selects(t) for t in (x, s1, s2, s3)] == [0, 2, 6, 14]
+    assert [reads(t, x) for t in (s1, s2, s3)] == [2, 4, 8]
+    assert reads(s3, s1) == 4 and reads(s3, s1, frozenset({s2.op})) == 0
+    k = te.reduce_axis((0, 8), name="k")
+    total = te.compute((1,), lambda i: te.sum(s1[k] * s1[k], axis=k), name="total")
+    assert expanded_selects(total) == 0 and reads(total, x) == 4  # (a reduction: not inlined)
+    argmax = te.comm_reducer(
+        lambda a, b: tirx.Select(a > b, a, b) + tirx.Select(a > b, 0, b * 0), lambda t: -1
+    )
+    best = te.compute((1,), lambda i: argmax(x[k], axis=k), name="best")
+    assert reads(best, x) == 3  # (b three times in the combiner)

@@ -34,7 +34,7 @@ ROW_SUMS = (
 )
 ROW_MAXIMA = (  # relay's NaN-propagating max, which TVM cannot combine across threads
     "def @main(%x: Tensor[(10, 640), int32], %y: Tensor[(10, 640), int32]) "
-    '{ max(cast(floor_divide(%x, %y), dtype="float32"), axis=[1]) }'
+    '{ max(cast(divide(%x, %y), dtype="float32"), axis=[1]) }'
 )
 SPLIT = (  # three results and the divisors' check (dlight's Fallback takes a plain split)
     "def @main(%x: Tensor[(6, 100), int32], %y: Tensor[(6, 100), int32]) "

@@ -261,3 +261,24 @@ def test_the_cuda_target_compiles_them_without_signed_overflow() -> None:
     # the int32 left shift by 3 is done on uint (a signed overflow is undefined in C): its
     # operand is reinterpreted by a funnel shift, which returns an unsigned int
     assert re.search(r"__funnelshift_l\(0, \w+\[[^]]+\], 0\) << ", exe.cuda_source())
+
+
+@pytest.mark.skipif(cuda.nvcc() is None, reason="nvcc (the CUDA toolkit) is not installed")
+@pytest.mark.parametrize(
+    "body",
+    [
+        "left_shift(%x, -1i64)",
+        'cast(subtract(subtract(%x, %x), 1i64), dtype="uint64")',
+        'cast(cast(subtract(subtract(%x, %x), 1i64), dtype="uint64"), dtype="int64")',
+        "left_shift(subtract(subtract(%x, %x), 1i64), 63i64)",
+        "left_shift(%x, %x)",
+    ],
+)
+def test_int64_values_the_simplifier_makes_negative_constants_compile_for_cuda(body: str) -> None:
+    # CUDA's int64 reinterpretation was a cast, and TVM fails on the cast of a negative
+    # constant to uint64 that its simplifier makes: the kernel ran on the CPU. It goes
+    # through a double now, and a shift count is masked rather than selected.
+    mod = relay.parse(f"def @main(%x: Tensor[(64,), int64]) {{ {body} }}")
+    exe = relay.build(mod, target=Target("cuda", arch="sm_90"))
+    assert set(exe.placement.values()) == {"cuda"}
+    assert "__double_as_longlong(__longlong_as_double(" in exe.cuda_source()

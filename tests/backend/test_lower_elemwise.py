@@ -986,9 +986,76 @@ def test_the_simplifier_keeps_nan_infinities_and_signed_zeros(body: str) -> None
         np.testing.assert_array_equal(*signs)
 
 
+_COMPUTED_ZEROS = {
+    "cast of a comparison": 'cast(less(%i, %i), dtype="float32")',
+    "cast of a difference": 'cast(subtract(%i, %i), dtype="float32")',
+    "cast through int32": 'cast(cast(not_equal(%i, %i), dtype="int32"), dtype="float32")',
+    "select of zeros": "where(%c, 0f, 0f)",
+    "select of signed zeros": "where(%c, 0f, -0f)",
+    "select by a constant": "where(less(%i, %i), %f, -0f)",
+}
+
+
+@pytest.mark.parametrize("zero", list(_COMPUTED_ZEROS.values()), ids=list(_COMPUTED_ZEROS))
+@pytest.mark.parametrize(
+    "form",
+    [
+        "multiply(%f, Z)",
+        "multiply(Z, %f)",
+        "divide(%f, Z)",
+        "divide(Z, %f)",
+        "add(Z, %f)",
+        "subtract(Z, %f)",
+        "floor_divide(%f, Z)",
+        "mod(%f, Z)",
+        "power(Z, %f)",
+    ],
+)
+def test_zeros_the_simplifier_computes_are_not_folded(zero: str, form: str) -> None:
+    # a zero that only TVM's simplifier finds (less(i, i) is false) was folded into its
+    # consumer: x * 0 gave 0 for NaN, x + 0 lost -0, and x / 0 stopped TVM ("Divide by
+    # zero"); found by a fuzzing review (2026-11-28)
+    text = (
+        "def @main(%f: Tensor[(9,), float32], %i: Tensor[(9,), int32], "
+        f"%c: Tensor[(9,), bool]) {{ {form.replace('Z', zero)} }}"
+    )
+    i = np.array([1, -2, 3, 0, 5, 6, 7, -8, 9], np.int32)
+    c = np.array([1, 0, 1, 0, 1, 1, 0, 0, 1], bool)
+    exe = relay.build(relay.parse(text))
+    with np.errstate(all="ignore"):
+        got, want = np.asarray(exe(_IEEE, i, c)), np.asarray(exe.interpret(_IEEE, i, c))
+    np.testing.assert_array_equal(got, want)
+    signs = [np.signbit(np.where(np.isnan(want), 0, v)) for v in (got, want)]
+    np.testing.assert_array_equal(*signs)
+
+
+@pytest.mark.parametrize(
+    "w", ["where(%c, %x, -2.5f)", "add(%x, 1f)", "maximum(%x, 1f)", "multiply(%x, %x)"]
+)
+def test_a_product_minus_itself_is_zero(w: str) -> None:
+    # LLVM fused the product on the left of m - m with the subtraction into a multiply-add,
+    # which gave the rounding error of x * w (found by a fuzzing review, 2026-11-28)
+    text = (
+        "def @main(%x: Tensor[(16,), float32], %c: Tensor[(16,), bool]) {\n"
+        f"  %m = multiply(%x, {w});\n  subtract(%m, %m)\n}}"
+    )
+    x = np.array([221.63042, 1e30, -0.028114742, 3.1486203e17] * 4, np.float32)
+    c = np.array([1, 1, 0, 1] * 4, bool)
+    exe = relay.build(relay.parse(text))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(exe(x, c), exe.interpret(x, c))
+
+
 @pytest.mark.parametrize(
     "body",
-    ["subtract(add(%x, %y), %x)", "multiply(%x, 0f)", "multiply(%x, -0f)", "divide(0f, %x)"],
+    [
+        "subtract(add(%x, %y), %x)",
+        "multiply(%x, 0f)",
+        "multiply(%x, -0f)",
+        "divide(0f, %x)",
+        "divide(%x, where(less(%x, %y), 0f, -0f))",
+        "subtract(multiply(%x, %y), multiply(%x, %y))",
+    ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_the_simplifier_guards_compile_for_cuda(body: str, dtype: str) -> None:
@@ -1155,3 +1222,21 @@ def test_64_bit_divisors_that_wrap_to_zero(dtype: str, size: int) -> None:
     y[1] = 2**32
     with pytest.raises(relay.ExecutionError, match="integer division by zero"):
         exe(x, y)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_float_test_under_a_select_of_itself_compiles(dtype: str) -> None:
+    # isfinite compared the bits as unsigned, and TVM's simplifier rewrote the comparison
+    # under a select of it into a subtraction from 0u, which it then rejected (found by a
+    # fuzzing review)
+    text = (
+        f"def @main(%f: Tensor[(8,), {dtype}], %i: Tensor[(8,), int32]) {{\n"
+        "  %1 = isfinite(%f);\n  %2 = isnan(%f);\n"
+        '  add(where(%1, cast(%1, dtype="int32"), %i), where(%2, cast(%2, dtype="int32"), %i))\n}'
+    )
+    f = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, 3e38, -1e-45], dtype)
+    i = np.arange(8, dtype=np.int32) * 10
+    exe = relay.build(relay.parse(text))
+    want = np.array([1, 20, 40, 31, 41, 51, 61, 71], np.int32)
+    np.testing.assert_array_equal(exe(f, i), want, strict=True)
+    np.testing.assert_array_equal(exe.interpret(f, i), want, strict=True)

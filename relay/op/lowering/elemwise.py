@@ -318,12 +318,15 @@ def _constant_load(x: Expr) -> Expr:
 
 
 def _float_bits(x: Expr) -> tuple[Expr, int, int]:
-    """The bits of the float32/float64 value ``x`` without the sign, and the exponent mask."""
+    """The bits of the float32/float64 value ``x`` without the sign, as a (non-negative)
+    signed integer, and the exponent mask. Signed: TVM's simplifier rewrote an unsigned
+    ``bits < mask`` under a select of it into a subtraction from ``0u``, which it then rejects
+    (``where(isfinite(x), cast(isfinite(x), "int32"), y)``, found by a fuzzing review)."""
     if _dt(x) == "float64":
-        u64 = "uint64"
-        bits = _reinterpret(u64, x) & _const(0x7FFFFFFFFFFFFFFF, u64)
+        i64 = "int64"
+        bits = _reinterpret(i64, x) & _const(0x7FFFFFFFFFFFFFFF, i64)
         return bits, 0x7FF0000000000000, 64
-    bits = _reinterpret("uint32", x) & _const(0x7FFFFFFF, "uint32")
+    bits = _reinterpret("int32", x) & _const(0x7FFFFFFF, "int32")
     return bits, 0x7F800000, 32
 
 
@@ -331,13 +334,13 @@ def _isnan(x: Expr) -> Expr:
     """Whether the float32/float64 value ``x`` is NaN, on its bits: TVM's vectorizer
     scalarizes ``tirx.isnan`` (a call), and its simplifier folds ``x != x`` to false."""
     bits, exponent, width = _float_bits(x)
-    return bits > _const(exponent, f"uint{width}")
+    return bits > _const(exponent, f"int{width}")
 
 
 def _isfinite(x: Expr) -> Expr:
     """Whether the float32/float64 value ``x`` is finite (see _isnan)."""
     bits, exponent, width = _float_bits(x)
-    return bits < _const(exponent, f"uint{width}")
+    return bits < _const(exponent, f"int{width}")
 
 
 def _read(t: Any, shape: tuple[Any, ...], index: Sequence[Any]) -> Expr:
@@ -449,10 +452,12 @@ def _int_reinterpret(v: Expr, dtype: str) -> Expr:
     """The integer ``v`` reinterpreted as the integer ``dtype`` of its width (int32 as
     uint32 and back), in a form TVM's simplifier does not look into: on the CPU a funnel
     shift of ``v`` (and 0) by 0, ``llvm.fshl``, which LLVM folds away; on CUDA, for 32 bits,
-    ``__funnelshift_l``. (A cast would not do: see :func:`_wrapping`; and TVM fails on the
-    cast of a negative constant to an unsigned type, which the simplifier can make.) CUDA's
-    8- and 16-bit values convert by a cast, which the simplifier leaves alone: it substitutes
-    constants and reasons about truncations only for int32 and int64.
+    ``__funnelshift_l``, and for 64 bits ``__double_as_longlong(__longlong_as_double(v))``.
+    (A cast would not do: see :func:`_wrapping`; and TVM fails on the cast of a negative
+    constant to an unsigned type, which the simplifier can make: on CUDA, an int64 ``x - x
+    - 1`` converted to uint64 ran on the CPU.) CUDA's 8- and 16-bit values convert by a
+    cast, which the simplifier leaves alone: it substitutes constants and reasons about
+    truncations only for int32 and int64.
 
     A reinterpretation to float32 and back, tried first as the int32 barrier, failed to
     compile where the simplifier folded ``v`` to the constant 0 (``x - x``): TVM's LLVM code
@@ -472,6 +477,10 @@ def _int_reinterpret(v: Expr, dtype: str) -> Expr:
         return tirx.call_llvm_pure_intrin(dtype, "llvm.fshl", v, zero, zero)
     if _bits(dtype) == 32:
         return tirx.call_pure_extern(dtype, "__funnelshift_l", zero, v, zero)  # (hi: v)
+    if _bits(dtype) == 64:  # (no 64-bit funnel shift: the bits through a double, two moves)
+        as_double = tirx.call_pure_extern("float64", "__longlong_as_double", v)
+        signed = tirx.call_pure_extern("int64", "__double_as_longlong", as_double)
+        return signed if dtype == "int64" else tirx.Cast(dtype, signed)  # (C's unsigned)
     return tirx.Cast(dtype, v)
 
 
@@ -501,7 +510,7 @@ def _nonzero(x: Expr, dtype: str) -> Expr:
         return x
     if _is_float(dtype):  # any bit but the sign set: NaN counts (TIR's != is ordered)
         bits, _, width = _float_bits(x)
-        return tirx.NE(bits, _const(0, f"uint{width}"))
+        return tirx.NE(bits, _const(0, f"int{width}"))
     return tirx.NE(x, _const(0, dtype))
 
 
@@ -522,6 +531,10 @@ def _convert(x: Expr, src: str, dst: str) -> Expr:
         x = tirx.Cast(_F32, x)
     if _is_int(src) and _is_int(dst):
         return _int_convert(x, src, dst)
+    if not _is_float(src) and dst in ("float32", "float64"):
+        # the integer or bool may be a constant only TVM's simplifier finds (``less(i, i)``),
+        # and the float is then folded into its consumer as a literal (see _ieee_guarded)
+        return _opaque(tirx.Cast(dst, x))
     return tirx.Cast(dst, x)  # float64 to float16 rounds once, as numpy does
 
 
@@ -944,7 +957,19 @@ def _where(call: LoweringCall) -> Any:
     from tvm import tirx
 
     cond = _dtype(call, 0)
-    return _map(call, lambda c, x, y: tirx.Select(_nonzero(_up(c, cond), cond), x, y), widen=False)
+
+    def fn(c: Expr, x: Expr, y: Expr) -> Expr:
+        # a select of a float constant is that constant where TVM's simplifier finds the
+        # condition constant, or the other branch equal (0.0 and -0.0 included); a constant
+        # is then folded into the select's consumer (see _ieee_guarded): hidden, the second
+        # in another form (the simplifier finds fences of 0.0 and of -0.0 equal)
+        if _float_constant(x):
+            x = _opaque(x)
+        if _float_constant(y):
+            y = _opaque(_opaque(y))
+        return tirx.Select(_nonzero(_up(c, cond), cond), x, y)
+
+    return _map(call, fn, widen=False)
 
 
 # ---- binary operators -----------------------------------------------------------------------------
@@ -1092,7 +1117,9 @@ def _left_shift(dtype: str) -> ScalarFn:
 
     def fn(x: Expr, count: Expr) -> Expr:
         ok = _count_in_range(count, dtype)
-        by = tirx.Select(ok, count, zero)
+        # the count's low bits: it where ok, and never negative (CUDA's int64 reinterpretation
+        # is a cast, and TVM fails on the cast of a constant -1 to uint64: left_shift(x, -1))
+        by = tirx.bitwise_and(count, _const(_bits(dtype) - 1, dtype))
         if _is_signed(dtype):
             bits = _int_reinterpret(x, unsigned) << _int_reinterpret(by, unsigned)
             shifted = _int_reinterpret(bits, dtype)
@@ -1220,6 +1247,11 @@ _CANCELLING = frozenset(
 )
 """Float operators whose operands TVM's simplifier cancels when they share a term."""
 
+_ARITHMETIC = frozenset(
+    {"add", "subtract", "multiply", "divide", "floor_divide", "mod", "floor_mod"}
+)
+"""Float operators that TVM's simplifier folds with a zero constant operand."""
+
 
 def _ieee_guarded(call: LoweringCall, fn: ScalarFn) -> ScalarFn:
     """``fn`` (the float binary operator ``call``) kept from the rewrites of TVM's simplifier
@@ -1234,24 +1266,42 @@ def _ieee_guarded(call: LoweringCall, fn: ScalarFn) -> ScalarFn:
       made opaque (:func:`_opaque`): the right one, or the left of ``>`` and ``>=``, which
       TVM turns around (``x >= y`` is ``y <= x``), so that ``x < y || x >= y`` stays two
       different comparisons (the same operand made opaque in both would match the rule);
+      The left operand of a subtraction is made opaque too, in another form (two fences):
+      LLVM may fuse a product on the left with the subtraction into a multiply-add, and
+      ``m - m`` of ``m = x * w`` was then the rounding error of ``x * w``, not 0;
     * constant folds: ``x * 0`` to 0 (NaN and infinities give NaN, negative numbers -0),
-      ``0 / x`` to 0 (0 and NaN give NaN), and ``x / 0`` stops TVM with an internal check
-      (numpy gives infinities): a zero constant operand of a product or a quotient is made
-      opaque.
+      ``0 / x`` to 0 (0 and NaN give NaN), ``x + 0`` to ``x`` (-0 gives 0), and ``x / 0``
+      (also in ``floor_divide``, ``mod``, ``floor_mod``) stops TVM with an internal check
+      (numpy gives infinities): a zero constant operand of an arithmetic operator is made
+      opaque. A zero the simplifier computes counts too: ``cast(less(i, i), "float32")``, or
+      ``where(c, 0f, -0f)``; so a conversion of an integer or bool to a float
+      (:func:`_convert`) and a constant branch of ``where`` are opaque in the first place.
 
-    Reported by a fuzzing review (2026-11-28): ``t != t``, ``t - t`` and ``t * 0`` gave
-    False and 0 for NaN, ``(x + y) - x`` gave ``y`` for an infinite ``x``."""
+    Reported by fuzzing reviews (2026-11-28): ``t != t``, ``t - t`` and ``t * 0`` gave
+    False and 0 for NaN, ``(x + y) - x`` gave ``y`` for an infinite ``x``; ``x / cast(less(i,
+    i))`` did not compile, ``x * cast(less(i, i))`` was 0 for NaN."""
 
     def zero(v: Expr) -> Expr:
         return v if _zero_constant(v) is None else _opaque(v)
 
-    if call.name in ("multiply", "divide"):
+    shared = call.name in _CANCELLING and _share_input(call.args[0], call.args[1])
+    if call.name == "subtract" and shared:
+        return lambda a, b: fn(_opaque(_opaque(a)), _opaque(b))
+    if call.name in _ARITHMETIC:
         return lambda a, b: fn(zero(a), zero(b))
-    if call.name in _CANCELLING and _share_input(call.args[0], call.args[1]):
+    if shared:
         if call.name in ("greater", "greater_equal"):  # (see below)
             return lambda a, b: fn(_opaque(a), b)
         return lambda a, b: fn(a, _opaque(b))
     return fn
+
+
+def _float_constant(v: Expr) -> bool:
+    """Whether ``v`` is a float32/float64 constant, in the expression or read from a stage
+    that holds it everywhere (:func:`_constant_load`)."""
+    from tvm import tirx
+
+    return _dt(v) in ("float32", "float64") and isinstance(_constant_load(v), tirx.FloatImm)
 
 
 def _zero_constant(v: Expr) -> bool | None:
