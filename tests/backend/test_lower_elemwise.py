@@ -993,6 +993,8 @@ _COMPUTED_ZEROS = {
     "select of zeros": "where(%c, 0f, 0f)",
     "select of signed zeros": "where(%c, 0f, -0f)",
     "select by a constant": "where(less(%i, %i), %f, -0f)",
+    "negated zeros": "negative(zeros_like(%f))",
+    "select of negated zeros": "where(%c, negative(zeros_like(%f)), abs(zeros_like(%f)))",
 }
 
 
@@ -1032,12 +1034,13 @@ def test_zeros_the_simplifier_computes_are_not_folded(zero: str, form: str) -> N
 @pytest.mark.parametrize(
     "w", ["where(%c, %x, -2.5f)", "add(%x, 1f)", "maximum(%x, 1f)", "multiply(%x, %x)"]
 )
-def test_a_product_minus_itself_is_zero(w: str) -> None:
+@pytest.mark.parametrize("right", ["%m", "multiply({w}, %x)"])
+def test_a_product_minus_itself_is_zero(w: str, right: str) -> None:
     # LLVM fused the product on the left of m - m with the subtraction into a multiply-add,
     # which gave the rounding error of x * w (found by a fuzzing review, 2026-11-28)
     text = (
         "def @main(%x: Tensor[(16,), float32], %c: Tensor[(16,), bool]) {\n"
-        f"  %m = multiply(%x, {w});\n  subtract(%m, %m)\n}}"
+        f"  %w = {w};\n  %m = multiply(%x, %w);\n  subtract(%m, {right.format(w='%w')})\n}}"
     )
     x = np.array([221.63042, 1e30, -0.028114742, 3.1486203e17] * 4, np.float32)
     c = np.array([1, 1, 0, 1] * 4, bool)
@@ -1055,6 +1058,9 @@ def test_a_product_minus_itself_is_zero(w: str) -> None:
         "divide(0f, %x)",
         "divide(%x, where(less(%x, %y), 0f, -0f))",
         "subtract(multiply(%x, %y), multiply(%x, %y))",
+        "where(less(%x, %y), 1.5f, %x)",  # (any constant branch is opaque: nvcc failed)
+        "where(less(%x, %y), %x, -2.5f)",
+        "where(less(%x, %y), 1.5f, 2.5f)",
     ],
 )
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
@@ -1064,7 +1070,7 @@ def test_the_simplifier_guards_compile_for_cuda(body: str, dtype: str) -> None:
     suffix = {"float32": "f", "float64": "f64", "float16": "f16"}[dtype]
     text = (
         f"def @main(%x: Tensor[(64,), {dtype}], %y: Tensor[(64,), {dtype}]) {{ "
-        + body.replace("0f", f"0{suffix}")
+        + re.sub(r"(\d)f\b", rf"\g<1>{suffix}", body)
         + " }"
     )
     exe = relay.build(relay.parse(text), target=Target("cuda", arch="sm_90"))

@@ -963,9 +963,9 @@ def _where(call: LoweringCall) -> Any:
         # condition constant, or the other branch equal (0.0 and -0.0 included); a constant
         # is then folded into the select's consumer (see _ieee_guarded): hidden, the second
         # in another form (the simplifier finds fences of 0.0 and of -0.0 equal)
-        if _float_constant(x):
+        if _float_constant(x) or _computed_constant(x):
             x = _opaque(x)
-        if _float_constant(y):
+        if _float_constant(y) or _computed_constant(y):
             y = _opaque(_opaque(y))
         return tirx.Select(_nonzero(_up(c, cond), cond), x, y)
 
@@ -1266,9 +1266,11 @@ def _ieee_guarded(call: LoweringCall, fn: ScalarFn) -> ScalarFn:
       made opaque (:func:`_opaque`): the right one, or the left of ``>`` and ``>=``, which
       TVM turns around (``x >= y`` is ``y <= x``), so that ``x < y || x >= y`` stays two
       different comparisons (the same operand made opaque in both would match the rule);
-      The left operand of a subtraction is made opaque too, in another form (two fences):
-      LLVM may fuse a product on the left with the subtraction into a multiply-add, and
-      ``m - m`` of ``m = x * w`` was then the rounding error of ``x * w``, not 0;
+      Where the two operands of a subtraction may be the same value (:func:`_maybe_equal`),
+      the left one is made opaque too, in another form (two fences): LLVM fused a product
+      on the left with the subtraction into a multiply-add, and ``m - m`` of ``m = x * w``
+      was the rounding error of ``x * w``, not 0. (Not for any shared input: ew_chain's
+      final ``t * s - e`` is one ``vfmsub`` that way, one instruction fewer);
     * constant folds: ``x * 0`` to 0 (NaN and infinities give NaN, negative numbers -0),
       ``0 / x`` to 0 (0 and NaN give NaN), ``x + 0`` to ``x`` (-0 gives 0), and ``x / 0``
       (also in ``floor_divide``, ``mod``, ``floor_mod``) stops TVM with an internal check
@@ -1282,11 +1284,13 @@ def _ieee_guarded(call: LoweringCall, fn: ScalarFn) -> ScalarFn:
     i))`` did not compile, ``x * cast(less(i, i))`` was 0 for NaN."""
 
     def zero(v: Expr) -> Expr:
-        return v if _zero_constant(v) is None else _opaque(v)
+        return _opaque(v) if _zero_constant(v) is not None or _computed_constant(v) else v
 
     shared = call.name in _CANCELLING and _share_input(call.args[0], call.args[1])
     if call.name == "subtract" and shared:
-        return lambda a, b: fn(_opaque(_opaque(a)), _opaque(b))
+        if _maybe_equal(call.args[0], call.args[1]):
+            return lambda a, b: fn(_opaque(_opaque(a)), _opaque(b))
+        return lambda a, b: fn(zero(a), _opaque(b))
     if call.name in _ARITHMETIC:
         return lambda a, b: fn(zero(a), zero(b))
     if shared:
@@ -1317,6 +1321,38 @@ def _zero_constant(v: Expr) -> bool | None:
     return None
 
 
+def _computed_constant(v: Expr) -> bool:
+    """Whether ``v`` (cast or not) reads a float stage computed in the kernel from no input:
+    a constant that TVM's simplifier finds once it inlines the stage (``negative(zeros_like(x))``
+    is -0; found by a fuzzing review), unlike a stage holding a literal
+    (:func:`_constant_load`), which is seen here already."""
+    from tvm import te, tirx
+    from tvm.ir.expr import Call
+
+    while isinstance(v, tirx.Cast):
+        v = v.value
+    if not (isinstance(v, Call) and str(v.op.name) == "te.tensor_load"):
+        return False
+    tensor = v.args[0]
+    if not _is_float(str(tensor.dtype)) or _constant_load(v) is not v:
+        return False
+    return not any(isinstance(op, te.PlaceholderOp) for op in _upstream([tensor]))
+
+
+def _maybe_equal(a: Any, b: Any) -> bool:
+    """Whether the tensors ``a`` and ``b`` may hold the same values: they are one tensor, or
+    computed by stages of the same operator from the same tensors (``x * w`` and ``w * x``,
+    or two copies that a program at ``opt_level`` below 3 keeps)."""
+    from tvm import te
+
+    if not (isinstance(a, te.Tensor) and isinstance(b, te.Tensor)):
+        return False
+    if a.op == b.op:
+        return bool(a.value_index == b.value_index)
+    inputs = [{t.op for t in x.op.input_tensors} for x in (a, b)]
+    return bool(a.op.name == b.op.name and inputs[0] == inputs[1])
+
+
 def _share_input(a: Any, b: Any) -> bool:
     """Whether the tensors ``a`` and ``b`` (or scalars) are computed from a tensor in common
     (one of them, or one they read, directly or not)."""
@@ -1336,13 +1372,12 @@ def _opaque(v: Expr) -> Expr:
     dtype = _dt(v)
     if lowering_target() == "llvm":
         return tirx.call_llvm_pure_intrin(dtype, "llvm.arithmetic.fence", v)
-    zero = _zero_constant(v)
-    if zero is not None and dtype in ("float32", "float64"):
+    if _float_constant(v):
         # (a literal's reinterpretation is the address of an rvalue to nvcc: its bits instead)
-        width = _bits(dtype)  # (-0 is the sign bit alone: the most negative integer)
+        width = _bits(dtype)
+        bits = _reinterpret(f"int{width}", _constant_load(v))  # (folded here)
         cast = "__int_as_float" if width == 32 else "__longlong_as_double"
-        sign = -(1 << (width - 1)) if zero else 0
-        return tirx.call_pure_extern(dtype, cast, _const(sign, f"int{width}"))
+        return tirx.call_pure_extern(dtype, cast, bits)
     return tirx.reinterpret(dtype, tirx.reinterpret(f"int{_bits(dtype)}", v))
 
 
