@@ -40,13 +40,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-REPEAT_SELECTS = 4
+REPEAT_SELECTS = 3
 """Selects in an argument's expanded expression from which an operator that reads it more
 than once reads it materialized. ``sign(x)`` of an input has 2, ``sign(sign(x))`` 6, an int
-``abs`` 1 (reading ``x`` three times) and two nested 4: so chains of them get a barrier every
-second level (``sign`` nested 4 deep in int32: 19 s to compile before, 0.04 s). Measured in
-int32, 2 selects read five times by argmin: 0.3 s; an int64 ``floor_divide`` (3) read so:
-0.9 s before, 0.05 s; ``sign`` three deep (14) so: 60 s before, 0.2 s."""
+``abs`` 1 (reading ``x`` three times) and two nested 4, ``where(v, v, a)`` of a ``where``
+``v`` 3, an int ``divide`` 3 and ``floor_divide`` 4: so chains of ``sign`` or ``abs`` get a
+barrier every second level (``sign`` nested 4 deep in int32: 19 s to compile before, 0.04
+s). Measured in int32 before, read five times by argmin: ``sign(x)`` 0.14 s (no barrier:
+it would cost a pass over memory), ``where(v, v, a)`` 5 s, ``floor_divide`` 0.97 s, ``sign``
+three deep 60 s; with barriers 0.05 to 0.2 s."""
 
 
 def _children(node: Any) -> Iterator[Any]:

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import relay
+from relay.backend import cuda
 from relay.backend.compiler import compile_functions
 from relay.backend.target import Target
 from relay.errors import CompileError
@@ -1246,3 +1247,51 @@ def test_a_float_test_under_a_select_of_itself_compiles(dtype: str) -> None:
     want = np.array([1, 20, 40, 31, 41, 51, 61, 71], np.int32)
     np.testing.assert_array_equal(exe(f, i), want, strict=True)
     np.testing.assert_array_equal(exe.interpret(f, i), want, strict=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+@pytest.mark.parametrize(
+    "form", ["multiply(%x, Z)", "divide(%x, Z)", "add(%x, Z)", "divide(Z, %x)"]
+)
+def test_computed_zeros_of_other_float_types_are_not_folded(dtype: str, form: str) -> None:
+    # the conversion of a comparison to float16 was not opaque: x * 0 gave 0 for NaN, and
+    # x / 0 stopped TVM (found by a fuzzing review)
+    zero = f'cast(less(%i, %i), dtype="{dtype}")'
+    text = (
+        f"def @main(%x: Tensor[(6,), {dtype}], %i: Tensor[(6,), int32]) "
+        f"{{ {form.replace('Z', zero)} }}"
+    )
+    x = np.array([np.nan, np.inf, -np.inf, -2.0, 0.0, -0.0], np.float32).astype(
+        ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
+    )
+    i = np.arange(6, dtype=np.int32)
+    exe = relay.build(relay.parse(text))
+    with np.errstate(all="ignore"):
+        got, want = (np.asarray(v).astype(np.float64) for v in (exe(x, i), exe.interpret(x, i)))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(
+        *(np.signbit(np.where(np.isnan(want), 0, v)) for v in (got, want))
+    )
+
+
+@pytest.mark.skipif(cuda.nvcc() is None, reason="nvcc (the CUDA toolkit) is not installed")
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        'multiply(%x, cast(equal(%i, %i), dtype="DT"))',
+        'divide(%x, cast(greater(%i, %i), dtype="DT"))',
+        "subtract(ones_like(%x), ones_like(%x))",
+        "where(less(%i, 3), %x, negative(zeros_like(%x)))",
+    ],
+)
+def test_values_the_simplifier_folds_to_literals_compile_for_cuda(dtype: str, body: str) -> None:
+    # TIR's reinterpretation, the opaque form for CUDA, takes its operand's address, and
+    # nvcc rejected the address of the literal the simplifier folded it to (found by a
+    # fuzzing review): CUDA's __float_as_int and __int_as_float instead
+    text = (
+        f"def @main(%x: Tensor[(64,), {dtype}], %i: Tensor[(64,), int32]) "
+        f"{{ {body.replace('DT', dtype)} }}"
+    )
+    exe = relay.build(relay.parse(text), target=Target("cuda", arch="sm_90"))
+    assert set(exe.placement.values()) == {"cuda"}

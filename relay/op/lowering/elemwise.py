@@ -531,7 +531,7 @@ def _convert(x: Expr, src: str, dst: str) -> Expr:
         x = tirx.Cast(_F32, x)
     if _is_int(src) and _is_int(dst):
         return _int_convert(x, src, dst)
-    if not _is_float(src) and dst in ("float32", "float64"):
+    if not _is_float(src) and dst in ("float16", "float32", "float64"):
         # the integer or bool may be a constant only TVM's simplifier finds (``less(i, i)``),
         # and the float is then folded into its consumer as a literal (see _ieee_guarded)
         return _opaque(tirx.Cast(dst, x))
@@ -1364,7 +1364,10 @@ def _opaque(v: Expr) -> Expr:
     ``llvm.arithmetic.fence`` intrinsic, which compiles to nothing and keeps LLVM from fusing
     a multiply and an add across it at every optimization level alike (so a first tier's
     -O0 kernels keep the bits of -O2, :func:`relay.backend.compiler.quick_product`); in CUDA
-    C, a reinterpretation to the integer of the same width and back."""
+    C, the float's bits as an integer and back by CUDA's functions (``__float_as_int``,
+    ``__int_as_float``). Not TIR's reinterpretation: its CUDA C takes the address of its
+    operand, and nvcc rejects the address of a literal, which the simplifier may fold the
+    operand to (``cast(equal(i, i), "float32")`` is ``1.0f``; found by a fuzzing review)."""
     from tvm import tirx
 
     from relay.backend.lower import lowering_target
@@ -1372,13 +1375,20 @@ def _opaque(v: Expr) -> Expr:
     dtype = _dt(v)
     if lowering_target() == "llvm":
         return tirx.call_llvm_pure_intrin(dtype, "llvm.arithmetic.fence", v)
-    if _float_constant(v):
-        # (a literal's reinterpretation is the address of an rvalue to nvcc: its bits instead)
-        width = _bits(dtype)
-        bits = _reinterpret(f"int{width}", _constant_load(v))  # (folded here)
-        cast = "__int_as_float" if width == 32 else "__longlong_as_double"
-        return tirx.call_pure_extern(dtype, cast, bits)
-    return tirx.reinterpret(dtype, tirx.reinterpret(f"int{_bits(dtype)}", v))
+    if dtype not in _CUDA_BITS:
+        return tirx.reinterpret(dtype, tirx.reinterpret(f"int{_bits(dtype)}", v))
+    to_bits, back = _CUDA_BITS[dtype]
+    return tirx.call_pure_extern(
+        dtype, back, tirx.call_pure_extern(f"int{_bits(dtype)}", to_bits, v)
+    )
+
+
+_CUDA_BITS = {
+    "float16": ("__half_as_short", "__short_as_half"),
+    "float32": ("__float_as_int", "__int_as_float"),
+    "float64": ("__double_as_longlong", "__longlong_as_double"),
+}
+"""CUDA's functions from a float to the integer of its bits, and back (see _opaque)."""
 
 
 def _require_nonzero_divisor(call: LoweringCall, dtype: str) -> None:
