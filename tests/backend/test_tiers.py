@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import relay
 from relay.backend import compiler, graph_executor
@@ -525,7 +525,9 @@ def test_quick_products_compute_the_bits_of_optimized_ones(
     text, dtype = program
     exe = relay.build(relay.parse(text))
     (prim,) = [p for p in _primitives(exe.module) if set(_ops(p)) & PRODUCTS]
-    assert quick_product(prim)
+    # (a product minus a value reading one of its inputs is not quick: see
+    # test_a_product_minus_a_value_it_reads_is_not_quick; the steps can make one)
+    assume(quick_product(prim))
     quick, optimized = _both_levels(prim, _inputs(prim, seed))
     bits = {"float16": np.int16, "float32": np.int32, "float64": np.int64}[dtype]
     np.testing.assert_array_equal(quick.view(bits), optimized.view(bits))
@@ -535,6 +537,24 @@ NEGATED = """def @main(%a: Tensor[(64, 48), float32], %b: Tensor[(32, 48), float
           %t: Tensor[(64, 32), float32]) {
   add(multiply(multiply(nn.dense(%a, %b), %t), -1f), %t)
 }"""
+
+
+SCALED_MINUS_SHARED = """def @main(%a: Tensor[(1, 4), float32], %b: Tensor[(4, 4), float32],
+          %t: Tensor[(1, 4), float32]) {
+  nn.relu(subtract(multiply(nn.relu(nn.dense(%a, %b)), %t), %t))
+}"""
+
+
+def test_a_product_minus_a_value_it_reads_is_not_quick() -> None:
+    # the IEEE guard hides the right operand (it reads %t too), TVM emits no fmuladd, and
+    # LLVM fuses the product with the subtraction from -O1 on only: 2 of 4 results an ulp
+    # apart (found by test_quick_products_compute_the_bits_of_optimized_ones)
+    exe = relay.build(relay.parse(SCALED_MINUS_SHARED))
+    (prim,) = [p for p in _primitives(exe.module) if set(_ops(p)) & PRODUCTS]
+    assert not quick_product(prim)
+    _, optimized = _both_levels(prim, _inputs(prim, 0))
+    want = exe.interpret(*_inputs(prim, 0))
+    np.testing.assert_allclose(optimized, want, rtol=1e-6, atol=1e-6)
 
 
 def test_a_negated_product_is_not_quick(monkeypatch: pytest.MonkeyPatch) -> None:
