@@ -136,7 +136,6 @@ def reads(tensor: Any, source: Any, stop: frozenset[Any] = frozenset()) -> int:
         if t.op in stop or not _is_compute(t):
             return 0
         if t.op not in memo:
-            memo[t.op] = 0  # (a graph of stages has no cycles)
             memo[t.op] = sum(count(b) for b in t.op.body)
         return memo[t.op]
 

@@ -175,6 +175,7 @@ def schedule_gpu(lowered: LoweredFunc, target: Target, name: str) -> Any:
         # dlight's rules inline every block, barriers included (relay.backend.lower), which
         # repeats what they hold: a chain of shared values built 337 KB of CUDA C in 9 s
         # (found by a fuzzing review); each stage left is a launch of its own instead
+        ordered.remove(several)
         ordered.insert(ordered.index(found[-1]), several)
     rules = [(rule, simt) for rule in ordered]
     operands = tensor_core_operands(lowered, target)

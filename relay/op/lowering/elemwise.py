@@ -478,8 +478,9 @@ def _int_reinterpret(v: Expr, dtype: str) -> Expr:
     if _bits(dtype) == 32:
         return tirx.call_pure_extern(dtype, "__funnelshift_l", zero, v, zero)  # (hi: v)
     if _bits(dtype) == 64:  # (no 64-bit funnel shift: the bits through a double, two moves)
-        as_double = tirx.call_pure_extern("float64", "__longlong_as_double", v)
-        signed = tirx.call_pure_extern("int64", "__double_as_longlong", as_double)
+        to_bits, to_double = _CUDA_BITS["float64"]
+        as_double = tirx.call_pure_extern("float64", to_double, v)
+        signed = tirx.call_pure_extern("int64", to_bits, as_double)
         return signed if dtype == "int64" else tirx.Cast(dtype, signed)  # (C's unsigned)
     return tirx.Cast(dtype, v)
 
@@ -1117,8 +1118,8 @@ def _left_shift(dtype: str) -> ScalarFn:
 
     def fn(x: Expr, count: Expr) -> Expr:
         ok = _count_in_range(count, dtype)
-        # the count's low bits: it where ok, and never negative (CUDA's int64 reinterpretation
-        # is a cast, and TVM fails on the cast of a constant -1 to uint64: left_shift(x, -1))
+        # the count's low bits: the count where ok, and never a negative constant, which TVM
+        # fails to reinterpret as unsigned (left_shift(x, -1) of int64 for CUDA)
         by = tirx.bitwise_and(count, _const(_bits(dtype) - 1, dtype))
         if _is_signed(dtype):
             bits = _int_reinterpret(x, unsigned) << _int_reinterpret(by, unsigned)
