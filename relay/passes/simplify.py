@@ -176,6 +176,25 @@ def _double_negation(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
     return node_map[_inner][0]
 
 
+@rule(is_op("multiply")(wildcard(), wildcard()), require_type=True)
+def _negation_out_of_product(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
+    """``(-a) * b`` -> ``-(a * b)`` (and ``a * (-b)``), where ``-a`` has the product's type:
+    the same values, bit for bit (rounding to nearest is symmetric; integers wrap alike), and
+    the negation where an ``exp`` over the product folds it into its own constants
+    (``exp(-y * y)``; :func:`relay.op.lowering.elemwise.fast_exp_f32`), or where it meets
+    another (``(-a) * (-b)`` is ``a * b``). Not when ``-a`` is broadcast: the negation would
+    then be of the larger tensor."""
+    assert isinstance(post, Call)
+    for side in (0, 1):
+        factor = post.args[side]
+        if _op_name(factor) == "negative" and _same_tensor_type(factor, pre):
+            assert isinstance(factor, Call)
+            args = list(post.args)
+            args[side] = factor.args[0]
+            return _call("negative", _call("multiply", *args))
+    return None
+
+
 _SHAPE_ONLY = ("reshape", "squeeze", "expand_dims")
 _IDENTITY_WHEN_SAME_TYPE = (*_SHAPE_ONLY, "cast", "broadcast_to")
 
@@ -379,6 +398,7 @@ SIMPLIFY_EXPR_RULES: tuple[DFPatternCallback, ...] = (
     _identity_rule("subtract", 0, (1,)),
     _identity_rule("divide", 1, (1,)),
     _double_negation,
+    _negation_out_of_product,
     _transpose_pair,
     _transpose_identity,
     _transpose_into_product,

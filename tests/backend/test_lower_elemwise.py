@@ -223,24 +223,25 @@ def test_fast_tanh_is_exactly_one_from_its_edge() -> None:
     np.testing.assert_allclose(got, np.tanh(x.astype(np.float64)), rtol=0, atol=FAST_TANH_ABS)
 
 
-def test_fast_exp_rounds_once_to_an_integer() -> None:
-    # exp's n = round(x / ln 2) is one conversion to int32 (vcvtps2dq), made a float once
-    # for the reduction and the scale (one vcvtdq2ps, one vscalefps): no float rounding
-    # (vrndscaleps) and no truncating conversion back (vcvttps2dq). Compiled only, for an
-    # AVX-512 CPU named explicitly.
+def test_fast_exp_rounds_to_an_integer_without_conversions() -> None:
+    # exp's n = round(x / ln 2) is a multiply-add of 1.5 * 2**23 less 1.5 * 2**23, kept as a
+    # float, which vscalefps takes as it is: no conversion to int32 and back (vcvtps2dq,
+    # vcvtdq2ps, as before), no float rounding (vrndscaleps). Compiled only, for an AVX-512
+    # CPU named explicitly.
     from relay.testing.lowering import primitive_op_function
 
-    x = np.zeros(4096, np.float32)
+    x = np.zeros(1 << 15, np.float32)
     avx512 = Target("llvm", mcpu="skylake-avx512", fast_math=True)
     lib, _ = compile_functions([primitive_op_function("exp", (x,), {})], avx512)
-    asm = lib.module.mod.inspect_source("asm")
-    assert "vcvtps2dq" in asm and "vscalefps" in asm
-    assert "vrndscaleps" not in asm and "vcvttps2dq" not in asm
+    ops = re.findall(r"^\s+(v[a-z0-9]+)\s", lib.module.mod.inspect_source("asm"), re.M)
+    assert "vscalefps" in ops
+    assert not [op for op in ops if op.startswith(("vcvt", "vrndscale"))]
 
 
 def test_fast_exp_polynomial_is_multiply_adds_only() -> None:
-    # exp(r) by Horner's rule, six FMAs: the only multiplication left is x / ln 2, and no
-    # addition (Cephes' 1 + r + r^2 P(r) took a vmulps and a vaddps more per exp)
+    # exp(r) by Horner's rule, six FMAs: with the rounding's multiply-add and the
+    # reduction's two, nine, and one subtraction (the rounding's); no multiplication left
+    # (Cephes' 1 + r + r^2 P(r) took a vmulps and a vaddps more per exp)
     from relay.testing.lowering import primitive_op_function
 
     x = np.zeros(1 << 15, np.float32)  # (a smaller kernel is compiled at -O0)
@@ -249,9 +250,78 @@ def test_fast_exp_polynomial_is_multiply_adds_only() -> None:
     ops = re.findall(r"^\s+(v[a-z0-9]+)\s", lib.module.mod.inspect_source("asm"), re.M)
     exps = ops.count("vscalefps")  # (one per exp: LLVM may unroll the loop)
     assert exps >= 1
-    assert ops.count("vmulps") == exps and "vaddps" not in ops
-    fmas = sum(op.startswith(("vfmadd", "vfnmadd")) for op in ops)
-    assert fmas == 8 * exps  # two for the reduction, six for the polynomial
+    assert "vmulps" not in ops and ops.count("vaddps") + ops.count("vsubps") == exps
+    fmas = sum(op.startswith(("vfmadd", "vfnmadd", "vfmsub", "vfnmsub")) for op in ops)
+    assert fmas == 9 * exps
+
+
+NEGATED_EXPS = {
+    "exp(-x)": "exp(negative(%x))",
+    "exp(-x * x)": "exp(negative(multiply(%x, %x)))",
+    "exp(-x) * x": "multiply(exp(negative(%x)), %x)",
+}
+
+
+@pytest.mark.parametrize("size", [1000, 1 << 15])  # -O0 and -O2 kernels, 1000 with a tail
+@pytest.mark.parametrize("body", list(NEGATED_EXPS.values()), ids=list(NEGATED_EXPS))
+def test_fast_exp_of_a_negation_folds_it(body: str, size: int) -> None:
+    # exp(-v) reads v and folds the negation into its constants: the same bits as the exp
+    # kernel of -v, computed apart, and no negation left in the kernel (vxorps)
+    mod = relay.parse(f"def @main(%x: Tensor[({size},), float32]) {{ {body} }}")
+    exe = relay.build(mod)
+    x = values((size,), "float32", scale=30.0)
+    x[:6] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 104.0]
+    apart = relay.build(relay.parse(f"def @main(%x: Tensor[({size},), float32]) {{ exp(%x) }}"))
+    v = x * x if "multiply(%x, %x)" in body else x
+    want = apart(-v) * (x if body.startswith("multiply") else 1)
+    np.testing.assert_array_equal(exe(x), want, strict=True)
+    if size > 1 << 14 and Target().vector_ldexp:
+        (kernel,) = exe.kernels
+        asm = exe.library.module.mod.inspect_source("asm")
+        assert "vscalefps" in asm and "vxorps" not in asm, kernel
+
+
+def test_sigmoid_keeps_its_bits_at_every_optimization_level() -> None:
+    # exp(-|x|) with the negation folded (and exp's rounding by a multiply-add): the same
+    # bits in a small kernel (-O0) as in a large one (-O2), as a first tier needs
+    x = values((1 << 15,), "float32", scale=30.0)
+    x[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    for op in ("sigmoid", "exp", "tanh"):
+        large = run_compiled_op(op, x, target=FAST)
+        small = np.concatenate([run_compiled_op(op, c, target=FAST) for c in np.split(x, 8)])
+        np.testing.assert_array_equal(small, large, strict=True, err_msg=op)
+
+
+@pytest.mark.parametrize("lanes", [16, 8, 4, 1])
+def test_scalef_lowers_at_every_vector_width(lanes: int) -> None:
+    # relay's scalef operator is vscalefps on 16 lanes, llvm.ldexp of the exponent as int32
+    # at any other width (a loop's scalar tail); each exact, subnormal results included
+    import tvm
+    from tvm import te
+
+    from relay.op.lowering.elemwise import _scalef
+
+    if not Target().vector_ldexp:
+        pytest.skip("relay's scalef is for CPUs with AVX-512")
+    n = 1024
+    a = te.placeholder((n,), "float32", name="a")
+    e = te.placeholder((n,), "float32", name="e")
+    out = te.compute((n,), lambda i: _scalef(a[i], e[i]), name="out")
+    sch = tvm.s_tir.Schedule(te.create_prim_func([a, e, out]))
+    (loop,) = sch.get_loops(sch.get_sblock("out"))
+    if lanes > 1:
+        _, inner = sch.split(loop, [None, lanes])
+        sch.vectorize(inner)
+    lib = tvm.compile(sch.mod, target=Target().tvm_target(2))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(n).astype(np.float32)
+    k = rng.integers(-150, 129, n).astype(np.float32)
+    got = np.empty(n, np.float32)
+    args = [tvm.runtime.tensor(v) for v in (x, k, got)]
+    lib["main"](*args)
+    with np.errstate(over="ignore"):
+        want = np.ldexp(x.astype(np.float64), k.astype(np.int32)).astype(np.float32)
+    np.testing.assert_array_equal(args[2].numpy(), want, strict=True)
 
 
 @pytest.mark.parametrize("mcpu", ["haswell", "x86-64"])

@@ -66,15 +66,17 @@ TVM 0.27's code generation) differ:
   them always; other dtypes are exact (``tirx.exp``, libm's ``tanh``: TVM's own LLVM
   ``tanh`` is ``(1 - exp(-2x)) / (1 + exp(-2x))``, relative error 1e-4 near 0). ``fast_exp_f32``
   is a polynomial of degree 6 (six multiply-adds) with ``ln 2`` split in two for the
-  reduction and ``2**n`` applied by ``llvm.ldexp`` (one AVX-512 ``vscalefps``, which rounds a
-  subnormal result once; CUDA C multiplies by two normal factors), so that it covers the
+  reduction and ``2**n`` applied by one AVX-512 ``vscalefps`` (which rounds a subnormal
+  result once; relay's ``relay.x86_scalef`` operator, taking ``n`` as a float, rounded by a
+  multiply-add; CUDA C and older CPUs multiply by two normal factors), so that it covers the
   whole float32 range: ``topi.fast_exp`` returns inf from x = 88.38 (exp is finite up to
   88.72) and 0 below -87.3 (flushing the subnormal results). ``fast_tanh_f32`` is
   ``topi.fast_tanh`` (Eigen's rational function), exactly +-1 from ``|x| >= 7.99`` on
   (never beyond +-1: checked over every float32), NaN failing both tests. ``exp`` clamps
   its argument with selects that keep a NaN (``_clamp_keep_nan``), so NaN passes through
   without a test of its own: on ew_chain (two ``exp``, a ``tanh``) the loop went from 88 to
-  66 vector instructions per 16 elements, 2.36 -> 2.10 ms in a same-process A/B. ``sigmoid``
+  66 vector instructions per 16 elements, 2.36 -> 2.10 ms in a same-process A/B (48 now,
+  with the rounding by a multiply-add and ``exp(-v)`` folding its negation). ``sigmoid``
   is computed as the reference,
   ``e = exp(-|x|)``, ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below: it never
   overflows, and keeps the tiny results below -88 that ``1 / (1 + exp(-x))`` loses. NaN
@@ -105,6 +107,7 @@ single-use operators stay linear.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import operator
@@ -608,10 +611,12 @@ _TANH_ONE = 7.99
 overshoots from 8.127 (float32, every input checked); true tanh there is 1 - 2.3e-7."""
 
 
-def _horner(x: Expr, coefficients: Sequence[float]) -> Expr:
+def _horner(x: Expr, coefficients: Sequence[float], negated: bool = False) -> Expr:
+    """The polynomial of ``coefficients`` (highest degree first) at ``x`` by Horner's rule;
+    ``negated``: at ``-x``, as ``c - a * x`` (rounded as ``a * (-x) + c``)."""
     acc = _const(coefficients[0], _F32)
     for c in coefficients[1:]:
-        acc = acc * x + _const(c, _F32)
+        acc = _const(c, _F32) - acc * x if negated else acc * x + _const(c, _F32)
     return acc
 
 
@@ -650,11 +655,17 @@ def _clamp_keep_nan(x: Expr, lo: float, hi: float) -> Expr:
     return tirx.Select(below < bottom, bottom, below)
 
 
-def fast_exp_f32(x: Expr, bind: bool = True, then: Callable[[Expr], Expr] | None = None) -> Expr:
+def fast_exp_f32(
+    x: Expr,
+    bind: bool = True,
+    then: Callable[[Expr], Expr] | None = None,
+    negate: bool = False,
+) -> Expr:
     """An approximation of ``exp`` of the float32 value ``x`` (relative error below 1e-7
     where the result is a normal float32; inf above log(FLT_MAX), subnormals and 0 below, NaN
     kept), vectorizable: no libm call. ``bind``: see _let; with ``bind`` the clamped
     argument, ``n`` and ``r`` are bound too, in a chain of ``Let`` in the body of ``x``'s.
+    ``negate``: ``exp(-x)``, with the same bits as ``exp`` of ``-x`` (see below).
 
     ``exp(x) = 2 ** n * exp(r)`` with ``n`` the integer nearest ``x / ln 2`` and
     ``r = x - n ln 2`` in [-ln 2 / 2, ln 2 / 2] (``ln 2`` split in two, Cody and Waite's
@@ -662,11 +673,22 @@ def fast_exp_f32(x: Expr, bind: bool = True, then: Callable[[Expr], Expr] | None
     (:data:`_EXP_POLY`) approximates ``exp(r)``: six multiply-adds. Cephes' ``expf``
     (``topi.fast_exp``'s), ``1 + r + r**2 P(r)`` with ``P`` of degree 5, took eight
     operations for the same error (8.3e-8 against 8.5e-8 with FMA; without FMA, 7.9e-8
-    against 1.1e-7). ``n`` is rounded straight to an int32 (:func:`_round_to_int32`) and
-    made a float once for the reduction; the same int32 scales the result
-    (:func:`_ldexp`). With AVX-512 that is one ``vcvtps2dq``, one ``vcvtdq2ps`` and one
-    ``vscalefps`` for the three steps; rounding as a float and converting twice took two
-    instructions more per ``exp``.
+    against 1.1e-7).
+
+    Rounding ``x / ln 2`` to ``n``: for an LLVM CPU with AVX-512, ``x * log2(e) + 1.5 * 2**23``
+    in one multiply-add, rounded to an integer by the addition itself (the sum is in
+    [2**23, 2**24), where floats are integers), less ``1.5 * 2**23`` again (the multiply-add
+    is ``llvm.fma``: one rounding at every optimization level, and a call TVM's simplifier
+    does not look into, so that it does not cancel the two), and the result scaled by ``2 ** n`` with ``n`` as a float (:func:`_scalef`, one ``vscalefps``):
+    two instructions for the rounding where converting to an int32 and back took three.
+    Elsewhere ``n`` is rounded straight to an int32 (:func:`_round_to_int32`), made a float
+    once for the reduction, and the same int32 scales the result (:func:`_ldexp`).
+
+    ``negate`` folds a negation into the constants: the argument is clamped to the negated
+    bounds, ``n`` rounds ``x * -log2(e)``, and with ``r = -(x + n ln 2)`` the polynomial is
+    evaluated at ``-r`` by multiply-subtracts (``c - a * r``), each rounded as the
+    multiply-add at ``r`` is: the same bits as ``exp(-x)`` without the ``-x`` (a
+    ``vxorps``; ``exp(-y * y)`` and ``sigmoid`` have one).
 
     ``then``: ``then(e)`` with the result bound to ``e``, at the end of the same chain (a
     caller using ``exp(x)`` more than once, as ``sigmoid``, which otherwise repeats the
@@ -678,32 +700,110 @@ def fast_exp_f32(x: Expr, bind: bool = True, then: Callable[[Expr], Expr] | None
     values (ew_chain's kernel compiled in 1.4 s with ``r`` unbound, in 0.03 s now)."""
     from tvm import tirx
 
-    f32 = _F32
+    from relay.backend.lower import lowering_target, lowering_vector_ldexp
 
-    def from_r(n: Expr) -> Callable[[Expr], Expr]:
+    f32 = _F32
+    sign = -1.0 if negate else 1.0
+    lo, hi = (-_EXP_HI, -_EXP_LO) if negate else (_EXP_LO, _EXP_HI)
+    scalef = lowering_target() == "llvm" and lowering_vector_ldexp()
+
+    def from_r(scale: Callable[[Expr], Expr]) -> Callable[[Expr], Expr]:
         def poly(r: Expr) -> Expr:
-            e = _ldexp(_horner(r, _EXP_POLY), n)  # (n in [-150, 128])
+            p = _horner(r, _EXP_POLY, negate)
+            e = scale(p)  # (n in [-150, 128])
             return e if then is None else _let("e", e, then, bind)
 
         return poly
 
-    def from_n(xc: Expr) -> Callable[[Expr], Expr]:
-        def reduce(n: Expr) -> Expr:
-            # r = x - n ln 2 in two steps (the first product is exact)
-            nf = tirx.Cast(f32, n)
-            r = xc - nf * _const(_LN2_HI, f32) - nf * _const(_LN2_LO, f32)
-            return _let("r", r, from_r(n), bind)
-
-        return reduce
+    def reduce(xc: Expr, nf: Expr, scale: Callable[[Expr], Expr]) -> Expr:
+        # r = x - n ln 2 in two steps (the first product is exact); negated: -r
+        hi_, lo_ = nf * _const(_LN2_HI, f32), nf * _const(_LN2_LO, f32)
+        r = xc + hi_ + lo_ if negate else xc - hi_ - lo_
+        return _let("r", r, from_r(scale), bind)
 
     def from_xc(xc: Expr) -> Expr:
-        n = _round_to_int32(xc * _const(_LOG2E, f32))  # round(x / ln 2)
-        return _let("n", n, from_n(xc), bind)
+        log2e = _const(sign * _LOG2E, f32)
+        if scalef:  # (llvm.fma: one rounding at every optimization level)
+            rounder = _const(_ROUNDER, f32)
+            nf = tirx.call_llvm_pure_intrin(f32, "llvm.fma", xc, log2e, rounder) - rounder
+
+            def by_float(n: Expr) -> Expr:
+                return reduce(xc, n, lambda p: _scalef(p, n))
+
+            return _let("n", nf, by_float, bind)
+
+        def by_int(n: Expr) -> Expr:
+            return reduce(xc, tirx.Cast(f32, n), lambda p: _ldexp(p, n))
+
+        return _let("n", _round_to_int32(xc * log2e), by_int, bind)  # round(x / ln 2)
 
     def from_x(xv: Expr) -> Expr:
-        return _let("xc", _clamp_keep_nan(xv, _EXP_LO, _EXP_HI), from_xc, bind)
+        return _let("xc", _clamp_keep_nan(xv, lo, hi), from_xc, bind)
 
     return _let("x", x, from_x, bind)
+
+
+_ROUNDER = 12582912.0
+"""1.5 * 2 ** 23: ``v + _ROUNDER - _ROUNDER`` is ``v`` rounded to the nearest integer (ties to
+even) for ``|v| < 2 ** 22``, since floats in [2 ** 23, 2 ** 24) are the integers."""
+
+
+def _scalef(x: Expr, n: Expr) -> Expr:
+    """``x * 2.0 ** n`` for float32 ``x`` and an integral float32 ``n`` in [-150, 128],
+    rounded once (subnormal results included), for an LLVM CPU with AVX-512: the operator
+    :data:`SCALEF_OP`, one ``vscalefps`` once vectorized 16 wide."""
+    from tvm import tirx
+
+    _register_scalef()
+    return tirx.call_intrin(_F32, SCALEF_OP, x, n)
+
+
+SCALEF_OP = "relay.x86_scalef"
+"""A TIR operator of relay's own: ``x * 2 ** n`` of float32 values (see :func:`_scalef`).
+
+LLVM's ``llvm.ldexp`` takes an integer exponent (``vcvtdq2ps`` then ``vscalefps`` on x86),
+and AVX-512's ``vscalefps`` intrinsic takes a write mask and a rounding mode, scalar
+operands that TVM's vectorizer would widen to vectors with the rest. So the operator is
+vectorized as any elementwise call (``TVectorizable``), and only TVM's intrinsic lowering,
+after vectorization, turns it into LLVM's intrinsic for its width
+(:func:`_lower_scalef`)."""
+
+_SCALEF_LOCK = threading.Lock()
+_SCALEF_REGISTERED: list[bool] = []
+
+
+def _register_scalef() -> None:
+    """Register :data:`SCALEF_OP` with TVM (once per process)."""
+    with _SCALEF_LOCK:
+        if _SCALEF_REGISTERED:
+            return
+        from tvm import tirx
+        from tvm.ir import register_op_attr
+
+        register_op_attr(SCALEF_OP, "TCallEffectKind", tirx.CallEffectKind.Pure.value)
+        register_op_attr(SCALEF_OP, "TVectorizable", True)
+        tirx.register_intrin_lowering(SCALEF_OP, "llvm", f=_lower_scalef, level=10)
+        _SCALEF_REGISTERED.append(True)
+
+
+def _lower_scalef(call: Any) -> Any:
+    """:data:`SCALEF_OP` as LLVM intrinsics, for its vector width: AVX-512's
+    ``vscalefps`` on 16 lanes (all lanes written, the current rounding mode); otherwise
+    (the scalar tail of a loop that does not divide by 16, another width) ``llvm.ldexp`` of
+    ``n`` converted to int32, which is exact for an integral ``n``."""
+    import tvm
+    from tvm import tirx
+
+    x, n = call.args
+    dtype = str(call.ty)
+    lanes = tvm.DataType(dtype).lanes
+    if lanes == 16:
+        return tirx.call_llvm_pure_intrin(
+            dtype, "llvm.x86.avx512.mask.scalef.ps.512", x, n, x,
+            _const(-1, "int16"), _const(4, "int32"),
+        )  # fmt: skip
+    ints = "int32" if lanes == 1 else f"int32x{lanes}"
+    return tirx.call_llvm_pure_intrin(dtype, "llvm.ldexp", x, tirx.Cast(ints, n))
 
 
 def _round_to_int32(v: Expr) -> Expr:
@@ -778,7 +878,7 @@ def sigmoid_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
             return tirx.Select(xv >= zero, one, e) / (one + e)
 
         if fast:  # e bound at the end of exp's own chain (see fast_exp_f32)
-            return fast_exp_f32(-tirx.abs(xv), bind, then=from_e)
+            return fast_exp_f32(tirx.abs(xv), bind, then=from_e, negate=True)
         return from_e(tirx.exp(-tirx.abs(xv)))  # (a call: cheap to repeat)
 
     return _let("x", x, from_x, bind)
@@ -818,7 +918,30 @@ def _float_math(call: LoweringCall) -> dict[str, ScalarFn]:
     "erf", "sin", "cos",
 )  # fmt: skip
 def _float_unary(call: LoweringCall) -> Any:
+    if call.name in ("exp", "fast_exp") and _dtype(call, 0) == _F32:
+        source = _negated(call.args[0])
+        if source is not None and (call.fast_math or call.name == "fast_exp"):
+            # exp(-v) from v: the negation folded into the approximation's constants
+            bind = _can_bind(call)
+            negated = dataclasses.replace(call, args=(source,))
+            return _map(negated, lambda v: fast_exp_f32(v, bind, negate=True))
     return _map(call, _float_math(call)[call.name])
+
+
+def _negated(t: Any) -> Any:
+    """``v`` where ``t`` is this kernel's float32 ``negative`` stage of ``v`` (the same
+    shape, so read at the same index), else None."""
+    from tvm import te
+
+    from relay.backend.lower import static_dim
+
+    if not (isinstance(t, te.Tensor) and isinstance(t.op, te.ComputeOp)):
+        return None
+    if t.op.name != "negative" or str(t.dtype) != _F32 or len(t.op.input_tensors) != 1:
+        return None
+    (v,) = t.op.input_tensors
+    same = [static_dim(d) for d in v.shape] == [static_dim(d) for d in t.shape]
+    return v if same and str(v.dtype) == _F32 else None
 
 
 @lowering_rule("floor", "ceil", "trunc", "round")
