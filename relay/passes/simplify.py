@@ -176,23 +176,35 @@ def _double_negation(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
     return node_map[_inner][0]
 
 
-@rule(is_op("multiply")(wildcard(), wildcard()), require_type=True)
+_exp_of_product = is_op("multiply")(wildcard(), wildcard())
+
+
+@rule((is_op("exp") | is_op("fast_exp"))(_exp_of_product), require_type=True)
 def _negation_out_of_product(pre: Expr, post: Expr, node_map: NodeMap) -> Expr | None:
-    """``(-a) * b`` -> ``-(a * b)`` (and ``a * (-b)``), where ``-a`` has the product's type:
-    the same values, bit for bit (rounding to nearest is symmetric; integers wrap alike), and
-    the negation where an ``exp`` over the product folds it into its own constants
-    (``exp(-y * y)``; :func:`relay.op.lowering.elemwise.fast_exp_f32`), or where it meets
-    another (``(-a) * (-b)`` is ``a * b``). Not when ``-a`` is broadcast: the negation would
-    then be of the larger tensor."""
+    """``exp((-a) * b)`` -> ``exp(-(a * b))`` (and ``a * (-b)``; ``(-a) * (-b)`` is ``a * b``),
+    where ``-a`` has the product's type: the same values bit for bit (rounding to nearest is
+    symmetric), and a negation that the ``exp`` folds into its own constants (``exp(-y * y)``;
+    :func:`relay.op.lowering.elemwise.fast_exp_f32`). Only under an ``exp``: ``-(a * b) + c``
+    elsewhere is what LLVM fuses into a multiply-add from -O1 on only, so small kernels
+    (compiled at -O0) and large ones rounded it differently where ``(-a) * b + c`` agreed
+    (found by a fuzzing review). Not when ``-a`` is broadcast: the negation would then be
+    of the larger tensor."""
     assert isinstance(post, Call)
-    for side in (0, 1):
-        factor = post.args[side]
-        if _op_name(factor) == "negative" and _same_tensor_type(factor, pre):
+    product = post.args[0]
+    assert isinstance(product, Call)
+    args = list(product.args)
+    negated = 0
+    for side, factor in enumerate(product.args):
+        if _op_name(factor) == "negative" and _same_tensor_type(factor, product):
             assert isinstance(factor, Call)
-            args = list(post.args)
             args[side] = factor.args[0]
-            return _call("negative", _call("multiply", *args))
-    return None
+            negated += 1
+    if not negated:
+        return None
+    inner: Expr = _call("multiply", *args)  # (-a) * (-b) is a * b
+    if negated == 1:
+        inner = _call("negative", inner)
+    return Call(post.op, (inner,), post.attrs, span=post.span)
 
 
 _SHAPE_ONLY = ("reshape", "squeeze", "expand_dims")

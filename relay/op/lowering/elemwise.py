@@ -665,7 +665,7 @@ def fast_exp_f32(
     where the result is a normal float32; inf above log(FLT_MAX), subnormals and 0 below, NaN
     kept), vectorizable: no libm call. ``bind``: see _let; with ``bind`` the clamped
     argument, ``n`` and ``r`` are bound too, in a chain of ``Let`` in the body of ``x``'s.
-    ``negate``: ``exp(-x)``, with the same bits as ``exp`` of ``-x`` (see below).
+    ``negate``: ``exp(-x)``, with the bits of ``exp`` of ``-x`` but for a NaN's sign (see below).
 
     ``exp(x) = 2 ** n * exp(r)`` with ``n`` the integer nearest ``x / ln 2`` and
     ``r = x - n ln 2`` in [-ln 2 / 2, ln 2 / 2] (``ln 2`` split in two, Cody and Waite's
