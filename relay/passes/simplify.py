@@ -6,7 +6,8 @@ Four passes, each a list of :class:`~relay.passes.pattern.DFPatternCallback` rul
 * :func:`SimplifyExpr` (TVM ``src/relay/transforms/simplify_expr.cc``): arithmetic
   identities ``x * 1``, ``1 * x``, ``x + 0``, ``0 + x``, ``x - 0``, ``x / 1`` when the constant
   (or ``ones_like(...)``/``zeros_like(...)``) does not change ``x``'s type by broadcasting;
-  ``negative(negative(x))``; a ``reshape``, ``squeeze``, ``expand_dims``, ``cast`` or
+  ``negative(negative(x))``; ``exp((-a) * b)`` becomes ``exp(-(a * b))`` (a negation the
+  ``exp``'s lowering folds; not for other consumers of the product); a ``reshape``, ``squeeze``, ``expand_dims``, ``cast`` or
   ``broadcast_to`` whose result has its input's type (no ``?`` dims), and likewise
   ``collapse_sum_like(x, y)``, ``broadcast_to_like``, ``reshape_like`` and ``cast_like``; two consecutive shape-only operators (``reshape``/``squeeze``/``expand_dims``)
   become one ``reshape`` (with the outer ``newshape`` when it refers only to sizes, else the
