@@ -628,17 +628,12 @@ def _pow2(n: Expr) -> Expr:
 
 
 def _ldexp(x: Expr, n: Expr) -> Expr:
-    """``x * 2.0 ** n`` for float32 ``x`` and an int32 ``n`` in [-150, 128], rounded once
-    (subnormal results included). For an LLVM CPU with AVX-512 it is ``llvm.ldexp``, one
-    ``vscalefps``; elsewhere ``2 ** n`` as two normal factors ``2 ** (n // 2) *
-    2 ** (n - n // 2)`` (LLVM turns a vector ``llvm.ldexp`` into a call of libm's
-    ``ldexpf`` per lane without AVX-512; CUDA C has no spelling of it)."""
-    from tvm import tirx
-
-    from relay.backend.lower import lowering_target, lowering_vector_ldexp
-
-    if lowering_target() == "llvm" and lowering_vector_ldexp():
-        return tirx.call_llvm_pure_intrin(_F32, "llvm.ldexp", x, n)
+    """``x * 2.0 ** n`` for float32 ``x`` in [0.5, 2) and an int32 ``n`` in [-150, 128],
+    rounded once (subnormal results included), where the CPU has no ``vscalefps`` (an LLVM
+    CPU without AVX-512, or CUDA C; with AVX-512 the fast ``exp`` uses :func:`_scalef`):
+    ``2 ** n`` as two normal factors ``2 ** (n // 2) * 2 ** (n - n // 2)``, the first product
+    exact. LLVM turns a vector ``llvm.ldexp`` into a call of libm's ``ldexpf`` per lane
+    without AVX-512, and CUDA C has no spelling of it."""
     half = n >> _const(1, "int32")
     return x * _pow2(half) * _pow2(n - half)
 
