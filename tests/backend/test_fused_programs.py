@@ -23,9 +23,11 @@ BINARY = ["add", "subtract", "multiply", "maximum", "minimum"]
 
 @st.composite
 def programs(draw: st.DrawFn) -> str:
-    """A dataflow program over x: (A, B), r: (B,), w: (B, B) mixing elementwise,
-    broadcast, reduction, layout and matmul operators."""
-    values: list[tuple[str, tuple[int, ...]]] = [("%x", (A, B)), ("%r", (B,))]
+    """A dataflow program over x: (A, B), r: (B,), c: (A, 1), w: (B, B) mixing elementwise,
+    broadcast, reduction, layout and matmul operators. (``c`` broadcast along the rows is
+    one value across a vectorized loop: TVM's vectorizer leaves the expressions of it
+    scalar.)"""
+    values: list[tuple[str, tuple[int, ...]]] = [("%x", (A, B)), ("%r", (B,)), ("%c", (A, 1))]
     lines: list[str] = []
     for i in range(draw(st.integers(2, 9))):
         name = f"%v{i}"
@@ -37,11 +39,11 @@ def programs(draw: st.DrawFn) -> str:
             lines.append(f"  {name} = {op}({arg});")
             values.append((name, shape))
         elif kind == "binary":
-            partners = [v for v in values if v[1] == shape or v[1] == (shape[-1],)]
-            other, _ = draw(st.sampled_from(partners))
+            partners = [v for v in values if _broadcasts(v[1], shape)]
+            other, other_shape = draw(st.sampled_from(partners))
             op = draw(st.sampled_from(BINARY))
             lines.append(f"  {name} = {op}({src}, {other});")
-            values.append((name, shape))
+            values.append((name, np.broadcast_shapes(shape, other_shape)))
         elif kind == "reduce" and len(shape) == 2:
             op = draw(st.sampled_from(["sum", "max", "mean"]))
             lines.append(f"  {name} = {op}({src}, axis=[0]);")
@@ -56,12 +58,23 @@ def programs(draw: st.DrawFn) -> str:
             lines.append(f"  {name} = negative({src});")
             values.append((name, shape))
     last = values[-1][0]
-    other = draw(st.sampled_from(values[2:]))[0]
+    other = draw(st.sampled_from(values[3:]))[0]
     body = "\n".join(lines)
     return (
         "def @main(%x: Tensor[(6, 20), float32], %r: Tensor[(20,), float32], "
+        "%c: Tensor[(6, 1), float32], "
         f"%w: Tensor[(20, 20), float32]) {{\n{body}\n  ({last}, {other})\n}}"
     )
+
+
+def _broadcasts(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether a binary operator takes operands of shapes ``a`` and ``b`` (where one is the
+    other, a row of it, or a column of it), never making a value of more than two axes."""
+    try:
+        shape = np.broadcast_shapes(a, b)
+    except ValueError:
+        return False
+    return len(shape) <= 2 and shape in (a, b)
 
 
 @settings(max_examples=25, deadline=None)
@@ -71,11 +84,12 @@ def test_compiled_equals_interpreted(text: str, opt_level: int) -> None:
     rng = np.random.default_rng(len(text))
     x = rng.standard_normal((A, B)).astype(np.float32)
     r = rng.standard_normal(B).astype(np.float32)
+    c = rng.standard_normal((A, 1)).astype(np.float32)
     w = (rng.standard_normal((B, B)) / 4).astype(np.float32)
     exe = relay.build(mod, opt_level=opt_level, target=default_target())
     assert exe.kind == "graph"
-    got = exe(x, r, w)
-    want = relay.interpret(mod, x, r, w)
+    got = exe(x, r, c, w)
+    want = relay.interpret(mod, x, r, c, w)
     for g, e in zip(got, want, strict=True):
         np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5, err_msg=text)
 
@@ -83,11 +97,12 @@ def test_compiled_equals_interpreted(text: str, opt_level: int) -> None:
 @settings(max_examples=15, deadline=None)
 @given(programs())
 def test_compiled_for_symbolic_sizes_equals_interpreted(text: str) -> None:
-    """The same programs with the rows of ``x`` a shape variable: compiled once, run for
-    sizes around the tiles' (1, a tile, a tile and a tail)."""
+    """The same programs with the rows of ``x`` and ``c`` a shape variable: compiled once,
+    run for sizes around the tiles' (1, a tile, a tile and a tail)."""
     text = text.replace("def @main(", "def @main[n: Shape](").replace(
         "%x: Tensor[(6, 20), float32]", "%x: Tensor[(n, 20), float32]"
     )
+    text = text.replace("%c: Tensor[(6, 1), float32]", "%c: Tensor[(n, 1), float32]")
     mod = relay.parse(text)
     exe = relay.build(mod, target=default_target())
     assert exe.kind == "graph"
@@ -96,8 +111,9 @@ def test_compiled_for_symbolic_sizes_equals_interpreted(text: str) -> None:
     w = (rng.standard_normal((B, B)) / 4).astype(np.float32)
     for rows in (1, 8, 13):
         x = rng.standard_normal((rows, B)).astype(np.float32)
-        got = exe(x, r, w)
-        want = relay.interpret(mod, x, r, w)
+        c = rng.standard_normal((rows, 1)).astype(np.float32)
+        got = exe(x, r, c, w)
+        want = relay.interpret(mod, x, r, c, w)
         for g, e in zip(got, want, strict=True):
             np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5, err_msg=f"{rows}: {text}")
 
@@ -218,6 +234,36 @@ def test_exp_folds_a_negation_only_of_a_bound_argument(dtype: str) -> None:
     x = np.linspace(-5, 5, 64).astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
     # (the inner exp's 1e-7 relative error grows by the outer one's argument, up to e^5)
     np.testing.assert_allclose(exe(x), exe.interpret(x), rtol=3e-5, atol=0)
+
+
+@pytest.mark.parametrize("mcpu", ["skylake-avx512", "haswell"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "add(multiply(exp(%c), 2f), %x)",
+        "add(multiply(sigmoid(%c), %c), %x)",
+        "add(negative(exp(tanh(%c))), %x)",
+        "%e = exp(%c); where(greater(%e, negative(%e)), %e, %x)",
+        "subtract(%x, multiply(exp(%c), exp(%c)))",
+    ],
+)
+def test_a_fast_exp_of_a_value_broadcast_along_the_vector_loop_compiles(
+    body: str, mcpu: str
+) -> None:
+    # exp(c) with c one value across the vectorized loop is a scalar expression there, and
+    # TVM's vectorizer visits the operands of a product of scalars twice if they changed at
+    # the first visit; a call_llvm_pure_intrin always did (llvm.fma, llvm.lrint), so the
+    # fast exp's Lets were bound twice and the vectorizer rejected the kernel ("Let cannot
+    # bind the same var to two different values"; found by a fuzzing review)
+    mod = relay.parse(
+        f"def @main(%x: Tensor[(3, 250), float32], %c: Tensor[(3, 1), float32]) {{ {body} }}"
+    )
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 250)).astype(np.float32)
+    c = rng.standard_normal((3, 1)).astype(np.float32)
+    for opt_level in (0, 3):
+        exe = relay.build(mod, opt_level=opt_level, target=Target("llvm", mcpu=mcpu))
+        np.testing.assert_allclose(exe(x, c), relay.interpret(mod, x, c), rtol=2e-6, atol=2e-6)
 
 
 def _primitives(mod: relay.Module) -> list[relay.ir.Function]:

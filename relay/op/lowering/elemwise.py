@@ -275,7 +275,7 @@ def _llvm(name: str, *args: Expr) -> Expr:
     from relay.backend.lower import lowering_target
 
     if lowering_target() == "llvm":
-        return tirx.call_llvm_pure_intrin(_dt(args[0]), f"llvm.{name}", *args)
+        return _pure_llvm(_dt(args[0]), name, *args)
     dtype = _dt(args[0])
     if name == "round":
         return tirx.call_pure_extern(dtype, "roundf" if dtype == "float32" else "round", *args)
@@ -477,7 +477,7 @@ def _int_reinterpret(v: Expr, dtype: str) -> Expr:
         return _const(value - (value >> (bits - 1) << bits) if _is_signed(dtype) else value, dtype)
     zero = _const(0, src)  # (v once: a chain of integer operators must not double)
     if lowering_target() == "llvm":  # fshl(a, b, 0) is a
-        return tirx.call_llvm_pure_intrin(dtype, "llvm.fshl", v, zero, zero)
+        return _pure_llvm(dtype, "fshl", v, zero, zero)
     if _bits(dtype) == 32:
         return tirx.call_pure_extern(dtype, "__funnelshift_l", zero, v, zero)  # (hi: v)
     if _bits(dtype) == 64:  # (no 64-bit funnel shift: the bits through a double, two moves)
@@ -720,7 +720,7 @@ def fast_exp_f32(
         log2e = _const(sign * _LOG2E, f32)
         if scalef:  # (llvm.fma: one rounding at every optimization level)
             rounder = _const(_ROUNDER, f32)
-            nf = tirx.call_llvm_pure_intrin(f32, "llvm.fma", xc, log2e, rounder) - rounder
+            nf = _pure_llvm(f32, "fma", xc, log2e, rounder) - rounder
 
             def by_float(n: Expr) -> Expr:
                 return reduce(xc, n, lambda p: _scalef(p, n))
@@ -749,7 +749,7 @@ def _scalef(x: Expr, n: Expr) -> Expr:
     :data:`SCALEF_OP`, one ``vscalefps`` once vectorized 16 wide."""
     from tvm import tirx
 
-    _register_scalef()
+    _register_op(SCALEF_OP, "relay_x86_scalef", _lower_scalef)
     return tirx.call_intrin(_F32, SCALEF_OP, x, n)
 
 
@@ -763,23 +763,58 @@ vectorized as any elementwise call (``TVectorizable``), and only TVM's intrinsic
 after vectorization, turns it into LLVM's intrinsic for its width
 (:func:`_lower_scalef`)."""
 
-_SCALEF_LOCK = threading.Lock()
-_SCALEF_REGISTERED: list[bool] = []
+
+def _pure_llvm(dtype: str, name: str, *args: Expr) -> Expr:
+    """LLVM's pure intrinsic ``llvm.<name>`` of ``args``, with result ``dtype``, as relay's
+    TIR operator ``relay.llvm_<name>`` (dots as underscores; :data:`PURE_LLVM_PREFIX`),
+    which TVM's intrinsic lowering turns into ``tirx.call_llvm_pure_intrin`` after
+    vectorization.
+
+    Not ``call_llvm_pure_intrin`` itself: TVM's vectorizer rebuilds such a call at every
+    visit, vector or not (its first argument, the intrinsic's name, is set apart and the
+    argument list made anew), so a product of two loop-invariant values over one counts as
+    changed, and the vectorizer then visits the product's operands a second time; a
+    ``tirx.Let`` among them (fast ``exp``'s) is then bound twice, which its check rejects
+    ("Let cannot bind the same var to two different values"). ``2 * exp(c) + a`` with
+    ``c`` broadcast along the vectorized axis failed to compile so (found by a fuzzing
+    review). An operator of relay's own is rebuilt only when an argument changes."""
+    from tvm import tirx
+
+    op = PURE_LLVM_PREFIX + name.replace(".", "_")
+    _register_op(op, op.replace(".", "_"), functools.partial(_lower_pure_llvm, name))
+    return tirx.call_intrin(dtype, op, *args)
 
 
-def _register_scalef() -> None:
-    """Register :data:`SCALEF_OP` with TVM (once per process)."""
-    with _SCALEF_LOCK:
-        if _SCALEF_REGISTERED:
+PURE_LLVM_PREFIX = "relay.llvm_"
+"""The names of the operators of :func:`_pure_llvm`."""
+
+
+def _lower_pure_llvm(name: str, call: Any) -> Any:
+    """An operator of :func:`_pure_llvm` as the LLVM intrinsic it stands for, at its width."""
+    from tvm import tirx
+
+    return tirx.call_llvm_pure_intrin(str(call.ty), f"llvm.{name}", *call.args)
+
+
+_OPS_LOCK = threading.Lock()
+_OPS_REGISTERED: set[str] = set()
+
+
+def _register_op(op: str, printed: str, lower: Callable[[Any], Any]) -> None:
+    """Register relay's pure, vectorizable TIR operator ``op`` with TVM (once per process):
+    printed as ``T.<printed>`` by ``.script()``, lowered for LLVM by ``lower`` (a call to
+    the operator, after vectorization, to the expression that computes it)."""
+    with _OPS_LOCK:
+        if op in _OPS_REGISTERED:
             return
         from tvm import tirx
         from tvm.ir import register_op_attr
 
-        register_op_attr(SCALEF_OP, "TCallEffectKind", tirx.CallEffectKind.Pure.value)
-        register_op_attr(SCALEF_OP, "TVectorizable", True)
-        register_op_attr(SCALEF_OP, "TScriptPrinterName", "relay_x86_scalef")  # (.script())
-        tirx.register_intrin_lowering(SCALEF_OP, "llvm", f=_lower_scalef, level=10)
-        _SCALEF_REGISTERED.append(True)
+        register_op_attr(op, "TCallEffectKind", tirx.CallEffectKind.Pure.value)
+        register_op_attr(op, "TVectorizable", True)
+        register_op_attr(op, "TScriptPrinterName", printed)
+        tirx.register_intrin_lowering(op, "llvm", f=lower, level=10)
+        _OPS_REGISTERED.add(op)
 
 
 def _lower_scalef(call: Any) -> Any:
@@ -811,7 +846,7 @@ def _round_to_int32(v: Expr) -> Expr:
     from relay.backend.lower import lowering_target
 
     if lowering_target() == "llvm":
-        return tirx.call_llvm_pure_intrin("int32", "llvm.lrint", v)
+        return _pure_llvm("int32", "lrint", v)
     return tirx.Cast("int32", tirx.floor(v + _const(0.5, _F32)))
 
 
@@ -1498,7 +1533,7 @@ def _opaque(v: Expr) -> Expr:
 
     dtype = _dt(v)
     if lowering_target() == "llvm":
-        return tirx.call_llvm_pure_intrin(dtype, "llvm.arithmetic.fence", v)
+        return _pure_llvm(dtype, "arithmetic.fence", v)
     if dtype not in _CUDA_BITS:
         return tirx.reinterpret(dtype, tirx.reinterpret(f"int{_bits(dtype)}", v))
     to_bits, back = _CUDA_BITS[dtype]

@@ -68,7 +68,7 @@ from typing import Any
 
 from relay.ir.types import TensorType
 from relay.op.lowering.common import head_and_tail, in_head_and_tail, out as _out, static as _static
-from relay.op.lowering.elemwise import exp_expr, int_compare
+from relay.op.lowering.elemwise import PURE_LLVM_PREFIX, exp_expr, int_compare
 from relay.op.reduce import _axis_attr, reduce_axes
 from relay.op.registry import LoweringCall, lowering_rule
 from relay.op.transform import collapse_sum_axes
@@ -388,7 +388,7 @@ def _extreme_with_flags(plan: _Plan, body: Body, dtype: str, largest: bool, name
 
 _CHEAP_CALLS = frozenset(
     {
-        "tirx.call_llvm_pure_intrin",  # fast math's ldexp, lrint, fmuladd
+        "tirx.call_llvm_pure_intrin",  # fast math's ldexp
         "tirx.call_llvm_intrin",
         "tirx.fabs",
         "tirx.floor",
@@ -408,8 +408,10 @@ _CHEAP_CALLS = frozenset(
         "tirx.bitwise_not",
     }
 )
-"""Calls that LLVM vectorizes (one instruction or a few per vector): a tensor computed with
-no other calls is cheap to compute twice (:func:`_cheap`)."""
+"""Calls that LLVM vectorizes (one instruction or a few per vector), with relay's operators
+for LLVM intrinsics (``relay.llvm_*``: ``lrint``, ``fma``, ``arithmetic.fence``...; see
+``elemwise._pure_llvm``): a tensor computed with no other calls is cheap to compute twice
+(:func:`_cheap`)."""
 
 _CHILDREN = ("a", "b", "value", "condition", "true_value", "false_value", "args", "body", "source")
 
@@ -443,7 +445,7 @@ def _cheap(t: Any) -> bool:
             if name == "te.tensor_load":  # a read of another stage (or an input)
                 stack.append(node.args[0])
                 continue
-            if name not in _CHEAP_CALLS:
+            if name not in _CHEAP_CALLS and not name.startswith(PURE_LLVM_PREFIX):
                 return False
         for name in _CHILDREN:
             child = getattr(node, name, None)
