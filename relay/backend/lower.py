@@ -371,15 +371,56 @@ def is_inlined_stage(value: Any) -> bool:
     te = tvm().te
     if not isinstance(value, te.Tensor) or not isinstance(value.op, te.ComputeOp):
         return False
-    if value.op.name.startswith(BARRIER):
+    if value.op.name.startswith((BARRIER, BOOL_VIEW)):
         return False
     body = value.op.body
     return not (len(body) == 1 and isinstance(body[0], tvm().tirx.IntImm | tvm().tirx.FloatImm))
 
 
+def _invariant_along_vectors(arg: Expr, out: Type) -> bool:
+    """Whether ``arg``, read by a call whose result has type ``out``, is one value along the
+    result's innermost axis of more than one element, the axis the CPU schedules vectorize:
+    it broadcasts there (numpy's alignment: an axis of 1, or none).
+
+    Such a value is scalar in the vectorized loop, and TVM's vectorizer visits the operands
+    of a product of scalars a second time when one of them changed at the first visit; a
+    call it does not vectorize (``erf``, libm's ``tanhf``) always counts as changed. A
+    ``tirx.Let`` there is then bound twice, which the vectorizer rejects ("Let cannot bind
+    the same var to two different values": ``gelu(floor_mod(c, c)) + x`` with ``c`` of
+    shape ``(1, 1)``, found by a fuzzing review). So a bound value (one whose expression
+    holds a binding operator) read that way is materialized first: a stage of the size of
+    ``arg``, computed once per row rather than once per vector."""
+    arg_type = _type_of(arg)
+    if not isinstance(arg_type, TensorType) or not isinstance(out, TensorType):
+        return False
+    wide = [k for k, d in enumerate(out.shape) if not (isinstance(d, int) and d == 1)]
+    if not wide:
+        return False
+    k = wide[-1] - (len(out.shape) - len(arg_type.shape))
+    if k < 0:
+        return True
+    d = arg_type.shape[k]
+    return isinstance(d, int) and d == 1
+
+
 def _barrier(te: Any, value: Any) -> Any:
-    """``value`` through a stage the schedules keep (see the module docstring)."""
-    return te.compute(value.shape, lambda *i: value(*i), name=BARRIER)
+    """``value`` through a stage the schedules keep (see the module docstring). A bool value
+    is stored as int8 and read back as ``!= 0`` (an inlined view, :data:`BOOL_VIEW`): a bool
+    buffer read in a vectorized select reached LLVM as a vector of i8 for a condition, which
+    its verifier rejects ("Invalid operands for select instruction": ``where(logical_and(m,
+    m), x, 1)`` of ``m = less(r, floor_mod(r, 3))``, found by a fuzzing review)."""
+    from relay.backend.runtime import tvm
+
+    if value.dtype != "bool":
+        return te.compute(value.shape, lambda *i: value(*i), name=BARRIER)
+    tirx = tvm().tirx
+    stored = te.compute(value.shape, lambda *i: tirx.Cast("int8", value(*i)), name=BARRIER)
+    zero = tirx.const(0, "int8")
+    return te.compute(value.shape, lambda *i: tirx.NE(stored(*i), zero), name=BOOL_VIEW)
+
+
+BOOL_VIEW = "relay_bool_view"
+"""The stage that reads a bool barrier's int8 buffer as bools (see :func:`_barrier`)."""
 
 
 def _flatten_value(v: Any) -> list[Any]:
@@ -513,10 +554,12 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
                 raise CompileError("a primitive function may only call operators", node.span)
             opdef = get_op(node.op.name)
             rule = opdef.rule("lowering", node.span)
+            out_type = _type_of(node)
             for a in node.args:  # a value read more than once, too big to repeat
                 big = uses[id(a)] > 1 and op_sizes.get(id(a), 0) >= SHARED_SIZE
-                # (not a bool: TVM fails on a vectorized bool buffer read in a select)
-                if big and is_inlined_stage(env[id(a)]) and env[id(a)].dtype != "bool":
+                # a bound value that is one value along the vectorized loop (see the docstring)
+                big = big or (bound.get(id(a), 0) > 0 and _invariant_along_vectors(a, out_type))
+                if big and is_inlined_stage(env[id(a)]):
                     env[id(a)] = _barrier(te, env[id(a)])
                     bound[id(a)] = chains[id(a)] = op_sizes[id(a)] = 0
             call = LoweringCall(
@@ -524,7 +567,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
                 attrs=node.attrs,
                 args=tuple(env[id(a)] for a in node.args),
                 arg_types=tuple(_type_of(a) for a in node.args),
-                out_type=_type_of(node),
+                out_type=out_type,
                 fast_math=fast_math,
                 span=node.span,
             )

@@ -201,9 +201,16 @@ def _padding4(op: str, value: object) -> tuple[int, int, int, int]:
     raise AttrValidationError(f"{op}: padding takes 1, 2 or 4 values, got {list(vals)}")
 
 
+def _is_float_dtype(dtype: np.dtype[Any]) -> bool:
+    """Whether ``dtype`` is a float: numpy's floats and bfloat16 (ml_dtypes' type, of kind
+    "V", which numpy does not count among its floats), as the type relations accept."""
+    return bool(np.issubdtype(dtype, np.floating)) or dtype.name == "bfloat16"
+
+
 def _need_float(op: str, *xs: Array) -> None:
+    """Raise unless each of ``xs`` is a float array (:func:`_is_float_dtype`)."""
     for x in xs:
-        if not np.issubdtype(x.dtype, np.floating):
+        if not _is_float_dtype(x.dtype):
             raise ValueError(f"{op} needs floating-point tensors, got {x.dtype}")
 
 
@@ -224,7 +231,7 @@ def _out_dtype(op: str, out_dtype: object, x: Array) -> np.dtype[Any]:
 
 def _acc_dtype(op: str, out: np.dtype[Any]) -> np.dtype[Any]:
     """The dtype a product of ``out`` results accumulates in (wraps back to ``out`` exactly)."""
-    if out.kind == "f":
+    if _is_float_dtype(out):
         return np.dtype(np.float32) if out.itemsize < 4 else out
     if out.kind == "i":
         return np.dtype(np.int64)
@@ -659,7 +666,7 @@ def _pool2d(kind: str, data: Array, attrs: Mapping[str, Any]) -> Array:
     if kind == "max":
         if x.dtype == np.bool_:
             low: object = False
-        elif np.issubdtype(x.dtype, np.floating):
+        elif _is_float_dtype(x.dtype):
             low = -np.inf
         else:
             low = np.iinfo(x.dtype).min
@@ -668,7 +675,7 @@ def _pool2d(kind: str, data: Array, attrs: Mapping[str, Any]) -> Array:
         return np.asarray(_from_nchw(res, attrs["layout"]))
     if x.dtype == np.bool_:
         raise ValueError(f"{op} needs a numeric tensor, got bool")
-    is_float = np.issubdtype(x.dtype, np.floating)
+    is_float = _is_float_dtype(x.dtype)
     acc = _wide(x) if is_float else x
     xp = np.pad(acc, pads)
     total = np.sum(_windows(xp, kh, kw, sh, sw, dh, dw, oh, ow), axis=2, dtype=acc.dtype)
@@ -766,7 +773,7 @@ def _mean_hw(op: str, x: Array, rows: slice, cols: slice) -> Array:
     count = win.shape[2] * win.shape[3]
     if count == 0:
         raise ValueError(f"{op}: the pooling window is empty")
-    if np.issubdtype(x.dtype, np.floating):
+    if _is_float_dtype(x.dtype):
         return np.asarray(
             (np.sum(_wide(win), axis=(2, 3), dtype=_wide(win).dtype) / count).astype(x.dtype)
         )

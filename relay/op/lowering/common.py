@@ -85,3 +85,22 @@ def in_head_and_tail(
         return tirx.max(a, b) if reducer is te.max else tirx.min(a, b)
 
     return te.compute(shape, combined, name=name)
+
+
+def bfloat16_to_float32(value: Any) -> Any:
+    """The float32 of the bfloat16 TIR ``value``, by its bits (the upper half of a
+    float32's). TVM's bfloat16 legalization misses a conversion inside a reduction's value:
+    ``argmax`` compared a bfloat16's raw bits as unsigned integers (it took a negative value
+    over positive ones), and a bfloat16 ``softmax`` was NaN everywhere (both found by fuzzing
+    reviews). The bits are those of a value read from a buffer (an input, a materialized
+    stage); a value computed in the kernel is converted by a cast, which TVM's legalization
+    sees (it rounds the value to bfloat16 first: ``elemwise._round_bf16``)."""
+    from tvm import te, tirx
+
+    from relay.backend.lower import is_inlined_stage
+
+    loaded = getattr(value, "op", None) is not None and str(value.op.name) == "te.tensor_load"
+    if not loaded or not isinstance(value.args[0], te.Tensor) or is_inlined_stage(value.args[0]):
+        return tirx.Cast("float32", value)
+    bits = tirx.Cast("uint32", tirx.reinterpret("uint16", value))
+    return tirx.reinterpret("float32", bits << tirx.const(16, "uint32"))

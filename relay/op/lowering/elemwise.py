@@ -243,6 +243,21 @@ def _can_bind(call: LoweringCall) -> bool:
     return all(str(t.dtype) != "bfloat16" for t in _upstream(_flatten(call.args)).values())
 
 
+def materialize_bfloat16_reads(call: LoweringCall) -> None:
+    """Ask for ``call``'s arguments materialized where a bfloat16 value is read or computed
+    upstream of them in the kernel (see
+    :meth:`~relay.op.registry.LoweringCall.materialize`), for a rule whose value is a tuple
+    reduction (a ``te.comm_reducer`` of several values: integer ``power``, ``argmax``): TVM's
+    bfloat16 legalization does not reach the loads inlined into such a reduction, which read
+    a bfloat16 value's bits as its conversion (``power(cast(x, "int32"), 2)`` of a bfloat16
+    ``x = 1.0`` gave 264257536, ``argmax`` of the same cast took -2 for the largest) or
+    stopped TVM ("BF16 needs to be storaged lowered first"; found by a fuzzing review).
+    Materialized, the conversion is a stage of its own and the reduction reads its buffer."""
+    if not _can_bind(call):
+        for i in range(len(call.args)):
+            call.materialize(i)
+
+
 def _upstream(args: Sequence[Any]) -> dict[Any, Any]:
     """The stages that the tensors among ``args`` are computed from, themselves included and
     the inputs (placeholders): each stage's operation mapped to the first of its tensors
@@ -374,7 +389,12 @@ def _compute(
 
 def _map(call: LoweringCall, fn: ScalarFn, *, widen: bool = True) -> Any:
     """The elementwise result ``fn(*args)`` with numpy broadcasting. With ``widen``, narrow
-    float arguments are widened to float32 and a narrow float result rounded back once."""
+    float arguments are widened to float32 and a narrow float result rounded back once.
+
+    A bfloat16 result is rounded by :func:`_round_bf16` before its cast: TVM computes
+    bfloat16 in float32 and drops the cast pair where a fused kernel reads the value back,
+    so ``floor(x - 0.001)`` of a bfloat16 ``x = 1`` was 0 (``1 - 0.001`` is 1 in bfloat16)
+    and ``tanh(x)`` cast to float32 kept float32's digits (found by a fuzzing review)."""
     from tvm import tirx
 
     shape, dtype = _out(call)
@@ -386,6 +406,8 @@ def _map(call: LoweringCall, fn: ScalarFn, *, widen: bool = True) -> Any:
             values = [_up(v, d) for v, d in zip(values, dtypes, strict=True)]
         out = fn(*values)
         if _dt(out) != dtype:
+            if dtype == "bfloat16":  # (through float32, as ml_dtypes converts)
+                out = _round_bf16(out if _dt(out) == _F32 else tirx.Cast(_F32, out))
             out = tirx.Cast(dtype, out)
         return out
 
@@ -1196,6 +1218,7 @@ def _int_power(call: LoweringCall) -> Any:
     shape, dtype = _out(call)
     if _empty(shape):
         return _compute(shape, dtype, lambda i: _const(0, dtype), call.name)
+    materialize_bfloat16_reads(call)
     zero, one = _const(0, dtype), _const(1, dtype)
 
     def combine(x: Sequence[Expr], y: Sequence[Expr]) -> tuple[Expr, Expr, Expr]:

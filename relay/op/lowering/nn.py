@@ -56,6 +56,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.op.lowering.common import (
+    bfloat16_to_float32,
     head_and_tail,
     in_head_and_tail,
     out as _out,
@@ -332,15 +333,16 @@ def _bias_add_rule(call: LoweringCall) -> Any:
 # ---- softmax ------------------------------------------------------------------------------------
 
 
-def _exp_of(t: Any, fast: bool) -> Any:
+def _exp_of(t: Any, fast: bool, bind: bool) -> Any:
     """``exp`` of the tensor ``t``: the elementwise rule's approximation
-    (:func:`relay.op.lowering.elemwise.fast_exp_f32`) when ``fast``, else libm's."""
+    (:func:`relay.op.lowering.elemwise.fast_exp_f32`) when ``fast``, else libm's; ``bind``:
+    whether it may bind its values (``elemwise._can_bind``: not in a bfloat16 kernel)."""
     from tvm import te
 
     from relay.op.lowering.elemwise import fast_exp_f32
 
     if fast:
-        return te.compute(t.shape, lambda *i: fast_exp_f32(t(*i)), name="T_exp")
+        return te.compute(t.shape, lambda *i: fast_exp_f32(t(*i), bind), name="T_exp")
     return te.compute(t.shape, lambda *i: te.exp(t(*i)), name="T_exp")
 
 
@@ -357,11 +359,15 @@ def _softmax_rule(call: LoweringCall) -> Any:
     axes = (ax,)
 
     def w(i: Sequence[Any]) -> Any:
+        if str(x.dtype) == "bfloat16":  # (read in reductions: see bfloat16_to_float32)
+            return bfloat16_to_float32(x(*i))
         return _cast(x(*i), work)
 
     peak = _reduce_along(w, shape, axes, te.max, "T_softmax_max", work)
     shifted = te.compute(shape, lambda *i: w(i) - peak(*_drop(i, axes)), name="T_shifted")
-    exp = _exp_of(shifted, call.fast_math and work == "float32")
+    from relay.op.lowering.elemwise import _can_bind
+
+    exp = _exp_of(shifted, call.fast_math and work == "float32", _can_bind(call))
     total = _reduce_along(lambda i: exp(*i), shape, axes, te.sum, "T_softmax_expsum", work)
     if call.name == "nn.softmax":
 

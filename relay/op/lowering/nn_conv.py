@@ -52,6 +52,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.ir.types import TensorType
+from relay.op.lowering.common import bfloat16_to_float32
 from relay.op.lowering.elemwise import int_compare
 from relay.op.nn import _padding4, _pair
 from relay.op.registry import LoweringCall, lowering_rule
@@ -390,13 +391,22 @@ def _max_pool2d_rule(call: LoweringCall) -> Any:
     if math.prod(out_shape) == 0:
         return _filled(out_shape, dtype, "max_pool2d")
     ry, rx = _pool_taps(win)
-    reducer = _max_reducer(dtype)
+    # bfloat16 in float32 (TVM has no bfloat16 isnan, and its legalization misses the
+    # conversion of a value read in a reduction: see bfloat16_to_float32); the maximum is
+    # one of the values, so the final conversion is exact
+    work = "float32" if dtype == "bfloat16" else dtype
+    reducer = _max_reducer(work)
 
     def body(*idx: Any) -> Any:
         inside, value = _window_read(x, win, _logical(win.layout, idx), ry, rx)
-        return reducer(tirx.if_then_else(inside, value, _lowest(dtype)), axis=[ry, rx])
+        if work != dtype:
+            value = bfloat16_to_float32(value)
+        return reducer(tirx.if_then_else(inside, value, _lowest(work)), axis=[ry, rx])
 
-    return te.compute(out_shape, body, name="max_pool2d")
+    pooled = te.compute(out_shape, body, name="max_pool2d")
+    if work == dtype:
+        return pooled
+    return te.compute(out_shape, lambda *i: tirx.Cast(dtype, pooled(*i)), name="max_pool2d_cast")
 
 
 def _mean(total: Any, count: Any, dtype: str) -> Any:

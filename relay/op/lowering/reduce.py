@@ -34,8 +34,9 @@ say otherwise:
   along the innermost, contiguous axis; along another axis numpy rounds each step, and its
   product may overflow where relay's does not (``[300, 300, 1e-3, 1e-3]``: 0.0901 against
   inf; a fuzzing review found relay's then per-step product giving inf along the innermost
-  axis). bfloat16 ``prod`` rounds each step, as ml_dtypes' loops do. Integers sum and
-  multiply in their own dtype and wrap around;
+  axis). bfloat16 data too, everywhere (the reference accumulates bfloat16 in float32:
+  ml_dtypes' own loops round each step). Integers sum and multiply in their own dtype and
+  wrap around;
 * ``mean`` and ``variance`` of integers divide the integer sum by the count in int64
   (uint64 for uint64), truncating toward zero (``topi.divide``/``truncdiv``); the type
   relation rejects a count of zero, and a negative count (an empty unbiased variance) divides
@@ -67,8 +68,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from relay.ir.types import TensorType
-from relay.op.lowering.common import head_and_tail, in_head_and_tail, out as _out, static as _static
-from relay.op.lowering.elemwise import PURE_LLVM_PREFIX, exp_expr, int_compare
+from relay.op.lowering.common import (
+    bfloat16_to_float32,
+    head_and_tail,
+    in_head_and_tail,
+    out as _out,
+    static as _static,
+)
+from relay.op.lowering.elemwise import (
+    PURE_LLVM_PREFIX,
+    _can_bind,
+    exp_expr,
+    int_compare,
+    materialize_bfloat16_reads,
+)
 from relay.op.reduce import _axis_attr, reduce_axes
 from relay.op.registry import LoweringCall, lowering_rule
 from relay.op.transform import collapse_sum_axes
@@ -94,21 +107,13 @@ def _is_float(dtype: str) -> bool:
 
 
 def _cast(dtype: str, value: Any, src: str) -> Any:
-    """``value`` (of dtype ``src``; tensor loads do not carry theirs) as ``dtype``."""
+    """``value`` (of dtype ``src``; tensor loads do not carry theirs) as ``dtype`` (a
+    bfloat16 by its bits: :func:`~relay.op.lowering.common.bfloat16_to_float32`)."""
     from tvm import tirx
 
+    if src == "bfloat16" and dtype == "float32":
+        return bfloat16_to_float32(value)
     return value if src == dtype else tirx.Cast(dtype, value)
-
-
-def _bfloat16_to_float32(value: Any) -> Any:
-    """The float32 of the bfloat16 ``value``, by its bits (the upper half of a float32's):
-    TVM's bfloat16 legalization drops a cast to float32 inside a tuple reduction's value,
-    which then compared the raw bits as unsigned integers (argmax took a negative value
-    over positive ones; found by a fuzzing review)."""
-    from tvm import tirx
-
-    bits = tirx.Cast("uint32", tirx.reinterpret("uint16", value))
-    return tirx.reinterpret("float32", bits << tirx.const(16, "uint32"))
 
 
 def _const(value: object, dtype: str) -> Any:
@@ -461,7 +466,8 @@ def _cheap(t: Any) -> bool:
 @lowering_rule(*_REDUCERS)
 def _lower_same_dtype(call: LoweringCall) -> Any:
     """prod, max and min: reduced in the data's dtype (bfloat16 max/min in float32, exact,
-    since TVM has no bfloat16 isnan; a float16 prod in float32, rounded once). A float max or min for the CPU of a cheap input
+    since TVM has no bfloat16 isnan; a float16 or bfloat16 prod in float32, rounded once, as
+    the reference). A float max or min for the CPU of a cheap input
     (:func:`_cheap`) is :func:`_extreme_with_flags`; otherwise, and for CUDA, the
     nan-propagating reducer."""
     from relay.backend.lower import lowering_target
@@ -472,9 +478,7 @@ def _lower_same_dtype(call: LoweringCall) -> Any:
         return _copy(x, call.name)
     dtype = str(x.dtype)
     cdt = dtype
-    if (dtype == "bfloat16" and call.name != "prod") or (
-        dtype == "float16" and call.name == "prod"
-    ):
+    if dtype == "bfloat16" or (dtype == "float16" and call.name == "prod"):
         cdt = "float32"
 
     def body(i: list[Any], o: Sequence[Any]) -> Any:
@@ -510,8 +514,20 @@ def _lower_arg(call: LoweringCall) -> Any:
     plan = _plan(call)
     if not plan.axes:
         return _map(plan.out_shape, lambda *o: _const(0, "int32"), call.name)
+    from tvm import te
+
     dtype = str(x.dtype)
-    vtype = {"bool": "int8", "bfloat16": "float32"}.get(dtype, dtype)
+    if dtype == "bfloat16":  # compared in float32, converted in a stage of its own first
+        from relay.backend.lower import BARRIER
+
+        # (TVM's bfloat16 legalization loses a conversion inside the tuple reduction, and
+        # fails on a bfloat16 stage materialized for it: see materialize_bfloat16_reads)
+        source = x
+        x = te.compute(x.shape, lambda *i: bfloat16_to_float32(source(*i)), name=BARRIER)
+        dtype = "float32"
+    else:
+        materialize_bfloat16_reads(call)
+    vtype = "int8" if dtype == "bool" else dtype
     reducer = _arg_reducer(vtype, call.name == "argmax", bool(call.attrs["select_last_index"]))
 
     def fcompute(*out: Any) -> Any:
@@ -520,11 +536,7 @@ def _lower_arg(call: LoweringCall) -> Any:
         for a, k in zip(plan.axes, iters, strict=True):
             flat = flat * plan.shape[a] + k.var
         value = x(*plan.index(out, iters))
-        # (TVM's bfloat16 legalization loses a cast here)
-        wide = _bfloat16_to_float32 if dtype == "bfloat16" else lambda v: _cast(vtype, v, dtype)
-        return reducer((flat, wide(value)), axis=iters)
-
-    from tvm import te
+        return reducer((flat, _cast(vtype, value, dtype)), axis=iters)
 
     index, _value = te.compute(plan.out_shape, fcompute, name=call.name)
     return index
@@ -620,8 +632,10 @@ def _lower_logsumexp(call: LoweringCall) -> Any:
     wide = _wide(dtype)
     fast = call.fast_math and wide == "float32"
 
+    bind = _can_bind(call)
+
     def exp(z: Any) -> Any:
-        return exp_expr(z, fast)
+        return exp_expr(z, fast, bind)
 
     def value(i: list[Any], o: Sequence[Any]) -> Any:
         return _cast(wide, x(*i), dtype)
