@@ -142,3 +142,12 @@ def test_the_reference_runs_bfloat16_products(sig: str, body: str, args: tuple[A
     assert want.dtype == BF16
     got = relay.build(mod)(*args)
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_bfloat16_stage_materialized_for_a_reduction_is_read_as_float32(axis: int) -> None:
+    # TVM stores a bfloat16 stage materialized in a kernel as float32: reading its bits as
+    # 16 (as an input's) was an invalid bitcast (found by the fused-program tests)
+    c = np.linspace(-2, 2, 6).reshape(6, 1).astype(BF16)
+    body = f"max(tanh(negative(%c)), axis=[{axis}])"
+    _agree(f"def @main(%c: Tensor[(6, 1), bfloat16]) {{ {body} }}", c)

@@ -105,6 +105,33 @@ def test_compiled_equals_interpreted(text: str, opt_level: int) -> None:
 
 
 @settings(max_examples=15, deadline=None)
+@given(programs(), st.sampled_from(["float16", "bfloat16"]), st.sampled_from([0, 3]))
+def test_compiled_equals_interpreted_in_narrow_floats(
+    text: str, dtype: str, opt_level: int
+) -> None:
+    """The same programs on float16 or bfloat16 values: each operator rounds its result to
+    the dtype in the kernel as in the reference (which computes in float32 and rounds once
+    per operator), so the results agree but for sums taken in another order and the
+    approximations of fast math (float32 only: none here), an ulp of the dtype that later
+    operators may carry."""
+    text = text.replace("float32", dtype)
+    mod = relay.parse(text)
+    rng = np.random.default_rng(len(text))
+    narrow = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.float16
+    x = rng.standard_normal((A, B)).astype(narrow)
+    r = rng.standard_normal(B).astype(narrow)
+    c = rng.standard_normal((A, 1)).astype(narrow)
+    w = (rng.standard_normal((B, B)) / 4).astype(narrow)
+    got = relay.build(mod, opt_level=opt_level, target=default_target())(x, r, c, w)
+    want = relay.interpret(mod, x, r, c, w)
+    for g, e in zip(_results(got), _results(want), strict=True):
+        assert g.dtype == e.dtype
+        g64, e64 = g.astype(np.float64), e.astype(np.float64)
+        scale = np.maximum(np.abs(e64).max(initial=0.0), 1.0)  # (cancellations: the values')
+        np.testing.assert_allclose(g64, e64, rtol=2e-2, atol=2e-2 * scale, err_msg=text)
+
+
+@settings(max_examples=15, deadline=None)
 @given(programs())
 def test_compiled_for_symbolic_sizes_equals_interpreted(text: str) -> None:
     """The same programs with the rows of ``x`` and ``c`` a shape variable: compiled once,

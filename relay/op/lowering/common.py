@@ -92,15 +92,16 @@ def bfloat16_to_float32(value: Any) -> Any:
     float32's). TVM's bfloat16 legalization misses a conversion inside a reduction's value:
     ``argmax`` compared a bfloat16's raw bits as unsigned integers (it took a negative value
     over positive ones), and a bfloat16 ``softmax`` was NaN everywhere (both found by fuzzing
-    reviews). The bits are those of a value read from a buffer (an input, a materialized
-    stage); a value computed in the kernel is converted by a cast, which TVM's legalization
-    sees (it rounds the value to bfloat16 first: ``elemwise._round_bf16``)."""
+    reviews). The bits are those of a value read from one of the kernel's inputs, which TVM
+    stores as 16 bits; anything else is converted by a cast: TVM's legalization sees a value
+    computed in the kernel (rounded to bfloat16 first: ``elemwise._round_bf16``), and it
+    stores a bfloat16 stage materialized in the kernel as float32 (its bits read as 16 were
+    an invalid bitcast, found by the fused-program tests)."""
     from tvm import te, tirx
 
-    from relay.backend.lower import is_inlined_stage
-
     loaded = getattr(value, "op", None) is not None and str(value.op.name) == "te.tensor_load"
-    if not loaded or not isinstance(value.args[0], te.Tensor) or is_inlined_stage(value.args[0]):
+    source = value.args[0] if loaded else None
+    if not (isinstance(source, te.Tensor) and isinstance(source.op, te.PlaceholderOp)):
         return tirx.Cast("float32", value)
     bits = tirx.Cast("uint32", tirx.reinterpret("uint16", value))
     return tirx.reinterpret("float32", bits << tirx.const(16, "uint32"))
