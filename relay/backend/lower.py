@@ -634,8 +634,15 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
     outputs = flatten_type(_type_of(func.body))
     seen: set[int] = set()
     out_tensors = []
+    binds = any(bound.values())
     for i, t in enumerate(result):
-        if isinstance(t.op, te.PlaceholderOp) or id(t) in seen:
+        if binds and str(t.dtype) == "bfloat16" and is_inlined_stage(t):
+            # TVM's conversion of a bfloat16 result for its store reads the value three
+            # times; a tirx.Let in it was then bound twice by the vectorizer, which rejects
+            # it (a bfloat16 where of a floor_mod, found by a fuzzing review): the value is
+            # computed into a stage of its own (float32 in TVM's storage) and copied out
+            t = _copy(te, _barrier(te, t), f"copy{i}")
+        elif isinstance(t.op, te.PlaceholderOp) or id(t) in seen:
             t = _copy(te, t, f"copy{i}")
         seen.add(id(t))
         out_tensors.append(t)

@@ -151,3 +151,42 @@ def test_a_bfloat16_stage_materialized_for_a_reduction_is_read_as_float32(axis: 
     c = np.linspace(-2, 2, 6).reshape(6, 1).astype(BF16)
     body = f"max(tanh(negative(%c)), axis=[{axis}])"
     _agree(f"def @main(%c: Tensor[(6, 1), bfloat16]) {{ {body} }}", c)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "nn.leaky_relu(%b, alpha=0.1f)",  # -1 gave -0.1, not bfloat16's -0.10009766
+        "nn.prelu(%b, %a, axis=1)",
+        "nn.gelu(%b)",
+    ],
+)
+def test_results_of_the_nn_rules_are_rounded_to_bfloat16(body: str) -> None:
+    # the nn rules' own conversions round too (common.to_bfloat16; found by a fuzzing review)
+    x = np.array([[-1.0], [-2.375], [0.5], [3.0], [-0.7]], np.float32)
+    a = np.array([0.1], BF16)
+    _agree(
+        "def @main(%x: Tensor[(5, 1), float32], %a: Tensor[(1,), bfloat16]) { "
+        f'%b = cast(%x, dtype="bfloat16"); cast({body}, dtype="float32") }}',
+        x,
+        a,
+    )
+
+
+@pytest.mark.parametrize("rows", [1, 4, 17])
+def test_a_bfloat16_result_computed_with_a_binding_compiles(rows: int) -> None:
+    # TVM's conversion of a bfloat16 result for its store reads the value three times: a
+    # Let in it (floor_mod's) was bound twice and rejected by the vectorizer (found by a
+    # fuzzing review, with symbolic rows)
+    rng = np.random.default_rng(rows)
+    x = rng.standard_normal((rows, 16)).astype(BF16)
+    c = (rng.standard_normal((rows, 1)) * 5).astype(np.float32)
+    r = rng.integers(1, 5, (1, 16)).astype(np.int32)
+    _agree(
+        "def @main[n: Shape](%x: Tensor[(n, 16), bfloat16], %c: Tensor[(n, 1), float32], "
+        '%r: Tensor[(1, 16), int32]) { %v0 = cast(%r, dtype="float32"); '
+        "%v1 = floor_mod(%c, %v0); where(less_equal(%v1, %v0), %x, negative(%x)) }",
+        x,
+        c,
+        r,
+    )

@@ -105,3 +105,17 @@ def bfloat16_to_float32(value: Any) -> Any:
         return tirx.Cast("float32", value)
     bits = tirx.Cast("uint32", tirx.reinterpret("uint16", value))
     return tirx.reinterpret("float32", bits << tirx.const(16, "uint32"))
+
+
+def to_bfloat16(value: Any) -> Any:
+    """The TIR ``value`` (float32, or another dtype through float32, as ml_dtypes converts)
+    as bfloat16, rounded to it first (``elemwise._round_bf16``): TVM computes bfloat16 in
+    float32 and drops a ``float32(bfloat16(v))`` pair where a fused kernel reads the value
+    back, so an unrounded value kept float32's digits (``leaky_relu`` of -1 was -0.1, not
+    bfloat16's -0.10009766; found by a fuzzing review)."""
+    from tvm import tirx
+
+    from relay.op.lowering.elemwise import _round_bf16
+
+    wide = value if str(value.ty) == "float32" else tirx.Cast("float32", value)
+    return tirx.Cast("bfloat16", _round_bf16(wide))

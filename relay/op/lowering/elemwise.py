@@ -197,14 +197,51 @@ def _round_bf16(x: Expr) -> Expr:
     """The float32 value ``x`` rounded to the nearest bfloat16 (ties to even), still float32.
 
     TVM computes bfloat16 in float32 and drops a ``float32(bfloat16(x))`` pair, which would
-    keep ``x`` unrounded inside a fused kernel; rounded first, the pair is exact."""
+    keep ``x`` unrounded inside a fused kernel; rounded first, the pair is exact.
+
+    An operator of relay's own, :data:`ROUND_BF16_OP`, which TVM's intrinsic lowering turns
+    into bit operations after vectorization (:func:`_lower_round_bf16`): they read ``x``
+    three times, and a ``tirx.Let`` in ``x`` (``floor_mod``'s) repeated that way was bound
+    twice by the vectorizer, which rejects it (a bfloat16 ``where`` of a ``floor_mod``, found
+    by a fuzzing review)."""
     from tvm import tirx
 
-    u32 = "uint32"
-    bits = _reinterpret(u32, x)
-    lsb = (bits >> _const(16, u32)) & _const(1, u32)
-    rounded = (bits + _const(0x7FFF, u32) + lsb) & _const(0xFFFF0000, u32)
-    return tirx.Select(_isnan(x), x, tirx.reinterpret(_F32, rounded))
+    x = _constant_load(x)
+    if isinstance(x, tirx.FloatImm):  # (a constant rounded here)
+        from ml_dtypes import bfloat16
+
+        return _const(float(np.float32(x.value).astype(bfloat16)), _F32)
+    _register_op(ROUND_BF16_OP, "relay_round_bf16", _lower_round_bf16, ("llvm", "cuda"))
+    return tirx.call_intrin(_F32, ROUND_BF16_OP, x)
+
+
+ROUND_BF16_OP = "relay.round_bf16"
+"""relay's TIR operator rounding float32 values to bfloat16 (see :func:`_round_bf16`)."""
+
+
+def _lower_round_bf16(call: Any) -> Any:
+    """:data:`ROUND_BF16_OP` as bit operations at its width: the bits plus 0x7FFF plus the
+    lowest bit kept (ties to even), the low 16 bits cleared; a NaN unchanged."""
+    import tvm
+    from tvm import tirx
+
+    (x,) = call.args
+    lanes = tvm.DataType(str(call.ty)).lanes
+
+    def typed(base: str) -> str:
+        return base if lanes == 1 else f"{base}x{lanes}"
+
+    def const(value: int, base: str) -> Any:
+        c = tirx.const(value, base)
+        return c if lanes == 1 else tirx.Broadcast(c, lanes)
+
+    bits = tirx.reinterpret(typed("uint32"), x)
+    lsb = tirx.bitwise_and(tirx.shift_right(bits, const(16, "uint32")), const(1, "uint32"))
+    total = bits + const(0x7FFF, "uint32") + lsb
+    rounded = tirx.bitwise_and(total, const(0xFFFF0000, "uint32"))
+    magnitude = tirx.bitwise_and(tirx.reinterpret(typed("int32"), x), const(0x7FFFFFFF, "int32"))
+    nan = magnitude > const(0x7F800000, "int32")
+    return tirx.Select(nan, x, tirx.reinterpret(typed(_F32), rounded))
 
 
 def _let(name: str, value: Expr, body: Callable[[Expr], Expr], bind: bool = True) -> Expr:
@@ -822,10 +859,12 @@ _OPS_LOCK = threading.Lock()
 _OPS_REGISTERED: set[str] = set()
 
 
-def _register_op(op: str, printed: str, lower: Callable[[Any], Any]) -> None:
+def _register_op(
+    op: str, printed: str, lower: Callable[[Any], Any], targets: Sequence[str] = ("llvm",)
+) -> None:
     """Register relay's pure, vectorizable TIR operator ``op`` with TVM (once per process):
-    printed as ``T.<printed>`` by ``.script()``, lowered for LLVM by ``lower`` (a call to
-    the operator, after vectorization, to the expression that computes it)."""
+    printed as ``T.<printed>`` by ``.script()``, lowered for ``targets`` by ``lower`` (a call
+    to the operator, after vectorization, to the expression that computes it)."""
     with _OPS_LOCK:
         if op in _OPS_REGISTERED:
             return
@@ -835,7 +874,8 @@ def _register_op(op: str, printed: str, lower: Callable[[Any], Any]) -> None:
         register_op_attr(op, "TCallEffectKind", tirx.CallEffectKind.Pure.value)
         register_op_attr(op, "TVectorizable", True)
         register_op_attr(op, "TScriptPrinterName", printed)
-        tirx.register_intrin_lowering(op, "llvm", f=lower, level=10)
+        for target in targets:
+            tirx.register_intrin_lowering(op, target, f=lower, level=10)
         _OPS_REGISTERED.add(op)
 
 

@@ -62,6 +62,7 @@ from relay.op.lowering.common import (
     out as _out,
     static as _static,
     tensor_type as _tensor_type,
+    to_bfloat16,
 )
 from relay.op.nn import _norm_axis
 from relay.op.registry import LoweringCall, lowering_rule
@@ -116,6 +117,8 @@ def _cast(value: Any, dtype: str) -> Any:
     src = _dtype(value)
     if src == dtype:
         return value
+    if dtype == "bfloat16":
+        return to_bfloat16(value)
     if _is_float(src) and not _is_float(dtype):
         value = tirx.Cast("int64", value)
         if dtype == "int64":

@@ -52,7 +52,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.ir.types import TensorType
-from relay.op.lowering.common import bfloat16_to_float32
+from relay.op.lowering.common import bfloat16_to_float32, to_bfloat16
 from relay.op.lowering.elemwise import int_compare
 from relay.op.nn import _padding4, _pair
 from relay.op.registry import LoweringCall, lowering_rule
@@ -127,6 +127,8 @@ def _cast(value: Any, dtype: str) -> Any:
     src = _dtype_of(value)
     if src == dtype:
         return value
+    if dtype == "bfloat16":
+        return to_bfloat16(value)
     if dtype == "bool":
         nonzero = value != tirx.const(0, src)
         return tirx.Or(nonzero, tirx.isnan(value)) if _is_float(src) else nonzero

@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from relay.ir.types import TensorType, TupleType
-from relay.op.lowering.common import out as _out, static as _static
+from relay.op.lowering.common import out as _out, static as _static, to_bfloat16
 from relay.op.registry import LoweringCall, lowering_rule
 from relay.op.transform import (
     _norm_axis,
@@ -119,6 +119,8 @@ def _cast(value: Any, src: str, dtype: str) -> Any:
 
     if src == dtype:
         return value
+    if dtype == "bfloat16":
+        return to_bfloat16(value)
     if _is_float(src) and dtype in ("uint8", "uint16", "uint32"):
         return tirx.Cast(dtype, tirx.Cast("int64", value))
     return tirx.Cast(dtype, value)
