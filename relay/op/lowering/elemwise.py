@@ -118,6 +118,7 @@ from typing import Any
 import numpy as np
 
 from relay.ir.types import TensorType
+from relay.op.lowering.common import to_bfloat16
 from relay.op.registry import LoweringCall, lowering_rule
 
 Expr = Any
@@ -225,8 +226,10 @@ def _lower_round_bf16(call: Any) -> Any:
     import tvm
     from tvm import tirx
 
-    (x,) = call.args
+    (value,) = call.args
     lanes = tvm.DataType(str(call.ty)).lanes
+    # (bound once: read three times, a chain of roundings would grow threefold per operator)
+    x = tirx.Var("unrounded", str(call.ty))
 
     def typed(base: str) -> str:
         return base if lanes == 1 else f"{base}x{lanes}"
@@ -241,7 +244,7 @@ def _lower_round_bf16(call: Any) -> Any:
     rounded = tirx.bitwise_and(total, const(0xFFFF0000, "uint32"))
     magnitude = tirx.bitwise_and(tirx.reinterpret(typed("int32"), x), const(0x7FFFFFFF, "int32"))
     nan = magnitude > const(0x7F800000, "int32")
-    return tirx.Select(nan, x, tirx.reinterpret(typed(_F32), rounded))
+    return tirx.Let(x, value, tirx.Select(nan, x, tirx.reinterpret(typed(_F32), rounded)))
 
 
 def _let(name: str, value: Expr, body: Callable[[Expr], Expr], bind: bool = True) -> Expr:
@@ -443,9 +446,7 @@ def _map(call: LoweringCall, fn: ScalarFn, *, widen: bool = True) -> Any:
             values = [_up(v, d) for v, d in zip(values, dtypes, strict=True)]
         out = fn(*values)
         if _dt(out) != dtype:
-            if dtype == "bfloat16":  # (through float32, as ml_dtypes converts)
-                out = _round_bf16(out if _dt(out) == _F32 else tirx.Cast(_F32, out))
-            out = tirx.Cast(dtype, out)
+            out = to_bfloat16(out) if dtype == "bfloat16" else tirx.Cast(dtype, out)
         return out
 
     return _compute(shape, dtype, body, call.name.replace(".", "_"))

@@ -353,6 +353,8 @@ def _exp_of(t: Any, fast: bool, bind: bool) -> Any:
 def _softmax_rule(call: LoweringCall) -> Any:
     from tvm import te
 
+    from relay.op.lowering.elemwise import _can_bind
+
     x = call.args[0]
     shape, dtype = _out(call)
     if _is_empty(shape):
@@ -368,8 +370,6 @@ def _softmax_rule(call: LoweringCall) -> Any:
 
     peak = _reduce_along(w, shape, axes, te.max, "T_softmax_max", work)
     shifted = te.compute(shape, lambda *i: w(i) - peak(*_drop(i, axes)), name="T_shifted")
-    from relay.op.lowering.elemwise import _can_bind
-
     exp = _exp_of(shifted, call.fast_math and work == "float32", _can_bind(call))
     total = _reduce_along(lambda i: exp(*i), shape, axes, te.sum, "T_softmax_expsum", work)
     if call.name == "nn.softmax":
