@@ -190,7 +190,7 @@ def _down(value: Expr, dtype: str) -> Expr:
     from tvm import tirx
 
     if dtype == "bfloat16":
-        value = _round_bf16(value)
+        return to_bfloat16(value)
     return tirx.Cast(dtype, value) if dtype in _NARROW else value
 
 
@@ -431,7 +431,7 @@ def _map(call: LoweringCall, fn: ScalarFn, *, widen: bool = True) -> Any:
     """The elementwise result ``fn(*args)`` with numpy broadcasting. With ``widen``, narrow
     float arguments are widened to float32 and a narrow float result rounded back once.
 
-    A bfloat16 result is rounded by :func:`_round_bf16` before its cast: TVM computes
+    A bfloat16 result is rounded before its cast (``common.to_bfloat16``): TVM computes
     bfloat16 in float32 and drops the cast pair where a fused kernel reads the value back,
     so ``floor(x - 0.001)`` of a bfloat16 ``x = 1`` was 0 (``1 - 0.001`` is 1 in bfloat16)
     and ``tanh(x)`` cast to float32 kept float32's digits (found by a fuzzing review)."""
