@@ -57,7 +57,15 @@ from relay.backend.compiler import (
     has_bfloat16,
 )
 from relay.backend.lower import flatten_type, shape_variables, static_shape
-from relay.backend.runtime import ALIGNMENT, NOT_MATCHED, aligned_empty, numpy_dtype, passable
+from relay.backend.runtime import (
+    ALIGNMENT,
+    NOT_MATCHED,
+    PLACED_BYTES,
+    aligned_empty,
+    numpy_dtype,
+    page_placed_empty,
+    passable,
+)
 from relay.backend.share import share_kernels
 from relay.backend.target import Target
 from relay.errors import CompileError, TypeCheckError
@@ -593,8 +601,10 @@ class GraphExecutor:
                 args.append(value)
         return run, args, fill
 
-    def _chunk(self) -> Array:
-        """A buffer for one call's results: a recycled one nobody else holds, or a new one.
+    def _chunk(self, slots: list[Any]) -> Array:
+        """A buffer for one call's results: a recycled one nobody else holds, or a new one,
+        placed within its page as the call's first large input (``slots``: the inputs set;
+        see :func:`~relay.backend.runtime.page_placed_empty`).
 
         Views of the buffer (the results, and anything the caller sliced from them) all
         refer to the array that owns its memory, so that array's reference count says
@@ -604,7 +614,11 @@ class GraphExecutor:
             # the owner is referred to by the chunk, the entry and the call: nobody else
             if sys.getrefcount(recycle[i][0]) <= 3:
                 return recycle.pop(i)[1]
-        return aligned_empty((self._fresh_bytes,), np.uint8)
+        like = None
+        if self._fresh_bytes >= PLACED_BYTES:
+            arrays = (slots[slot] for slot, _, _, _ in self._inputs)
+            like = next((a for a in arrays if a.nbytes >= PLACED_BYTES), None)
+        return page_placed_empty(self._fresh_bytes, like)
 
     def _stage(self, slot: int, a: Array) -> Array:
         """``a`` copied into the slot's aligned staging buffer."""
@@ -746,7 +760,7 @@ class GraphExecutor:
             for slot, shape, dtype in self._small:
                 slots[slot] = np.empty(shape, dtype)
         elif self._fresh:
-            chunk = self._chunk()
+            chunk = self._chunk(slots)
             for slot, off, n, dtype, shape in self._fresh:
                 if n:
                     slots[slot] = chunk[off : off + n].view(dtype).reshape(shape)

@@ -27,7 +27,9 @@ lowered Relay's primitive functions:
   :data:`CHAIN_BINDINGS`) on the result of another such chain gets that result through a
   barrier at once, since TVM's simplifier multiplies the two. A value read more than once
   in the kernel is read through a barrier once its expression holds :data:`SHARED_SIZE`
-  operators, and a rule may ask for an argument materialized
+  operators, an operator that rounds its result to bfloat16 reads a value
+  :data:`MAX_ROUNDINGS` roundings deep through one (each rounding binds its value once
+  lowered), and a rule may ask for an argument materialized
   (:meth:`~relay.op.registry.LoweringCall.materialize`: an integer division's divisor).
 
 A function whose types have ``?`` dimensions lowers with one size variable standing for all
@@ -283,6 +285,15 @@ MAX_BOUND_DEPTH = 2
 """Binding operators (see the module docstring) nested in one expression: another binding
 operator reads such a value through a barrier stage."""
 
+MAX_ROUNDINGS = 4
+"""bfloat16 roundings nested in one expression (each bound by a ``tirx.Let`` once lowered,
+whose value holds the roundings before it: TVM's LLVM code generator simplifies each bound
+value as it binds it, and a rounding reads its value three times): an operator that rounds
+reads a value this many roundings deep through a barrier stage. Measured per kernel: 4
+nested roundings 0.01 s, 6 0.6 s, 8 52 s (a bfloat16 ``exp(negative(...))`` chained 4
+deep), and ``tanh(multiply(t, t))`` 3 deep, whose product reads the ``tanh`` before it twice,
+99 s; now 0.02-0.05 s each."""
+
 CHAIN_BINDINGS = 4
 """Bindings from which an operator's rule binds a *chain* (fast ``exp``: its argument, the
 clamped argument, ``n`` and ``r``; fast ``sigmoid``: those and ``e``). TVM's simplifier
@@ -532,6 +543,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
     const_phs: list[Any] = []
     chains: dict[int, int] = {}  # operators binding a chain (CHAIN_BINDINGS) in a row, likewise
     bound: dict[int, int] = {}  # binding operators in a row ending at a call, since a barrier
+    rounds: dict[int, int] = {}  # bfloat16 roundings nested in a call's value, likewise
     uses = _use_counts(func.body)
     op_sizes: dict[int, int] = {}  # the operators in a call's inlined expression
     selects: dict[Any, int] = {}  # a stage's expanded selects (relay.backend.expansion)
@@ -561,7 +573,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
                 big = big or (bound.get(id(a), 0) > 0 and _invariant_along_vectors(a, out_type))
                 if big and is_inlined_stage(env[id(a)]):
                     env[id(a)] = _barrier(te, env[id(a)])
-                    bound[id(a)] = chains[id(a)] = op_sizes[id(a)] = 0
+                    bound[id(a)] = chains[id(a)] = op_sizes[id(a)] = rounds[id(a)] = 0
             call = LoweringCall(
                 name=opdef.name,
                 attrs=node.attrs,
@@ -571,19 +583,26 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
                 fast_math=fast_math,
                 span=node.span,
             )
-            bindings = BINDINGS.count
+            bindings, roundings = BINDINGS.count, BINDINGS.roundings
             value = _apply_rule(rule, call, opdef.name, node)
             weight = BINDINGS.count - bindings
+            rounded = BINDINGS.roundings > roundings
             deep = {
                 id(a): a for a in node.args if weight and _too_deep(a, weight, bound, chains, env)
             }
+            if rounded:  # (a value MAX_ROUNDINGS deep, see there)
+                deep.update(
+                    (id(a), a)
+                    for a in node.args
+                    if rounds.get(id(a), 0) >= MAX_ROUNDINGS and is_inlined_stage(env[id(a)])
+                )
             asked = (node.args[i] for i in sorted(call.materialized))
             deep.update((id(a), a) for a in asked if is_inlined_stage(env[id(a)]))
             deep.update((id(a), a) for a in _repeated(node.args, value, env, selects))
             if deep:  # those arguments materialized first (barriers), and the rule again
                 for a in deep.values():
                     env[id(a)] = _barrier(te, env[id(a)])
-                    bound[id(a)] = chains[id(a)] = 0
+                    bound[id(a)] = chains[id(a)] = rounds[id(a)] = op_sizes[id(a)] = 0
                 args = tuple(env[id(a)] for a in node.args)
                 call = dataclasses.replace(call, args=args, checks=[], materialized=set())
                 value = _apply_rule(rule, call, opdef.name, node)  # (the same bindings)
@@ -591,6 +610,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
             chain = max((chains.get(id(a), 0) for a in node.args), default=0)
             chain += weight >= CHAIN_BINDINGS
             bound[id(node)] = depth
+            rounds[id(node)] = max((rounds.get(id(a), 0) for a in node.args), default=0) + rounded
             chains[id(node)] = chain
             op_sizes[id(node)] = 1 + sum(op_sizes.get(id(a), 0) for a in node.args)
             env[id(node)] = value

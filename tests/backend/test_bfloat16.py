@@ -190,3 +190,55 @@ def test_a_bfloat16_result_computed_with_a_binding_compiles(rows: int) -> None:
         c,
         r,
     )
+
+
+def _kernel_script(text: str) -> str:
+    """The single kernel of ``text`` (built at opt level 3), lowered, before scheduling."""
+    from relay.backend.lower import lower_primitive
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Function
+
+    exe = relay.build(relay.parse(text), opt_level=3)
+    (prim,) = [
+        e
+        for e in sub_expressions(exe.module["main"].body)
+        if isinstance(e, Function) and e.attrs.get("Primitive")
+    ]
+    return str(lower_primitive(prim).prim_func.script())
+
+
+def test_operators_exact_in_bfloat16_do_not_round() -> None:
+    # negative, abs, maximum, floor...: their result is a bfloat16 value already; each
+    # rounding is a binding once lowered (relay.backend.lower.MAX_ROUNDINGS)
+    x = "%x: Tensor[(64,), bfloat16]"
+    body = "floor(maximum(abs(negative(%x)), %x))"
+    assert _kernel_script(f"def @main({x}) {{ {body} }}").count("relay_round_bf16") == 0
+    body = "exp(negative(exp(negative(%x))))"
+    assert _kernel_script(f"def @main({x}) {{ {body} }}").count("relay_round_bf16") == 2
+    v = np.linspace(-3, 3, 64).astype(BF16)
+    _agree(f"def @main({x}) {{ floor(maximum(abs(negative(%x)), %x)) }}", v)
+    _agree(f"def @main({x}) {{ {body} }}", v)
+
+
+@pytest.mark.parametrize(
+    ("step", "depth", "barriers"),
+    [
+        # TVM's LLVM code generator simplifies each bound value as it binds it, and a
+        # rounding's value holds the roundings before it: 8 nested roundings took 52 s
+        # to compile, a product reading the tanh before it twice 3 deep 99 s
+        ("exp(negative(exp(X)))", 4, 1),  # two roundings a step (negative has none)
+        ("tanh(multiply(X, X))", 4, 1),
+        ("exp(subtract(X, %x))", 4, 1),
+        ("add(X, X)", 9, 2),  # (one rounding a step, reading the one before it twice)
+    ],
+)
+def test_nested_bfloat16_roundings_are_materialized(step: str, depth: int, barriers: int) -> None:
+    from relay.backend.lower import BARRIER, MAX_ROUNDINGS
+
+    assert MAX_ROUNDINGS == 4
+    lines = [f"  %v{i + 1} = {step.replace('X', f'%v{i}')};" for i in range(depth)]
+    body = "\n".join(lines).replace("%v0", "%x")
+    text = f"def @main(%x: Tensor[(64,), bfloat16]) {{\n{body}\n  %v{depth}\n}}"
+    assert _kernel_script(text).count(f'sblock("{BARRIER}') == barriers
+    v = np.linspace(-1, 1, 64).astype(BF16)
+    _agree(text, v)

@@ -175,6 +175,41 @@ def test_small_results_are_new_arrays_and_large_ones_recycled_chunks() -> None:
     assert not out.flags.owndata  # (a view of a recycled chunk)
 
 
+@pytest.mark.parametrize(("offset", "placed"), [(0, 0), (16, 64), (64, 64), (100, 128), (4080, 0)])
+def test_page_placed_buffers_start_at_their_input_s_page_offset(offset: int, placed: int) -> None:
+    from relay.backend.runtime import ALIGNMENT, PAGE, PLACED_BYTES, page_placed_empty
+
+    raw = np.empty(2 * PAGE + 64, np.uint8)
+    start = (offset - raw.ctypes.data) % PAGE
+    like = raw[start : start + 64]
+    assert like.ctypes.data % PAGE == offset
+    big = page_placed_empty(PLACED_BYTES, like)
+    assert big.nbytes == PLACED_BYTES and big.ctypes.data % PAGE == placed
+    small = page_placed_empty(PLACED_BYTES - 1, like)  # (not placed: a plain aligned buffer)
+    assert small.nbytes == PLACED_BYTES - 1 and small.ctypes.data % ALIGNMENT == 0
+    assert page_placed_empty(PLACED_BYTES, None).ctypes.data % ALIGNMENT == 0
+
+
+@pytest.mark.parametrize("offset", [16, 2048 + 64])
+def test_large_results_are_placed_as_their_first_large_input(offset: int) -> None:
+    # a result buffer's page offset against its inputs' decides how often the kernel's
+    # loads wait on its stores (4K aliasing, relay.backend.runtime.page_placed_empty)
+    from relay.backend.runtime import PAGE
+
+    n = 1 << 19  # 2 MiB of float32 each
+    mod = relay.parse(
+        f"def @main(%x: Tensor[({n},), float32], %y: Tensor[({n},), float32]) "
+        "{ subtract(tanh(%x), %y) }"
+    )
+    exe = build(mod)
+    raw = [np.empty(n + PAGE, np.float32) for _ in range(2)]
+    x, y = (r[(offset - r.ctypes.data) % PAGE // 4 :][:n] for r in raw)
+    x[:], y[:] = rand(n), rand(n)
+    out = exe(x, y)
+    assert out.ctypes.data % PAGE == -(-offset // 64) * 64
+    np.testing.assert_allclose(out, np.tanh(x) - y, rtol=1e-6, atol=1e-6)
+
+
 def test_identity_and_duplicate_results_are_copies() -> None:
     mod = relay.parse(
         """

@@ -85,7 +85,8 @@ TVM 0.27's code generation) differ:
   [-90, 90], relative error 8.5e-8 where the result is a normal float32 (1.07e-7 on a CPU
   without FMA), absolute 1.25e-45 (one step) among subnormal results, inf exactly where float32 overflows; fast tanh on [-20, 20],
   absolute (and relative) error 2.5e-7 (2.92e-7 over every float32); fast sigmoid on [-20, 20] (and [-100, 100]),
-  relative error 1.8e-7 down to x = -87;
+  relative error 1.8e-7 down to x = -87. A product of two quotients (``tanh``, ``sigmoid``,
+  a ``divide`` of known ranges) divides once (:mod:`relay.op.lowering.quotient`);
 * **arange** computes ``start + i * step`` in its dtype (LLVM may fuse the float32/float64
   multiply-add: 1 ulp from the reference); its length must be static (the type checker knows
   it when the bounds are constants), else a CompileError;
@@ -213,6 +214,7 @@ def _round_bf16(x: Expr) -> Expr:
 
         return _const(float(np.float32(x.value).astype(bfloat16)), _F32)
     _register_op(ROUND_BF16_OP, "relay_round_bf16", _lower_round_bf16, ("llvm", "cuda"))
+    BINDINGS.roundings += 1
     return tirx.call_intrin(_F32, ROUND_BF16_OP, x)
 
 
@@ -266,12 +268,14 @@ def _let(name: str, value: Expr, body: Callable[[Expr], Expr], bind: bool = True
 
 class _Bindings(threading.local):
     count = 0
+    roundings = 0
 
 
 BINDINGS = _Bindings()
-"""How many ``Let`` bindings the rules have made (on this thread): the lowering reads it
-around each rule to know which operators bind their input (see
-:data:`relay.backend.lower.MAX_BOUND_DEPTH`)."""
+"""How many ``Let`` bindings the rules have made (on this thread), and how many bfloat16
+roundings (:func:`_round_bf16`, bound once lowered): the lowering reads both around each
+rule to know which operators bind their input (see
+:data:`relay.backend.lower.MAX_BOUND_DEPTH` and :data:`relay.backend.lower.MAX_ROUNDINGS`)."""
 
 
 def _can_bind(call: LoweringCall) -> bool:
@@ -439,6 +443,9 @@ def _map(call: LoweringCall, fn: ScalarFn, *, widen: bool = True) -> Any:
 
     shape, dtype = _out(call)
     dtypes = [_dtype(call, k) for k in range(len(call.args))]
+    rounded = dtype == "bfloat16" and not (
+        call.name in _EXACT_IN_ITS_DTYPE and all(d == dtype for d in dtypes)
+    )
 
     def body(index: Sequence[Any]) -> Expr:
         values = [_read(t, shape, index) for t in call.args]
@@ -446,10 +453,20 @@ def _map(call: LoweringCall, fn: ScalarFn, *, widen: bool = True) -> Any:
             values = [_up(v, d) for v, d in zip(values, dtypes, strict=True)]
         out = fn(*values)
         if _dt(out) != dtype:
-            out = to_bfloat16(out) if dtype == "bfloat16" else tirx.Cast(dtype, out)
+            out = to_bfloat16(out) if rounded else tirx.Cast(dtype, out)
         return out
 
     return _compute(shape, dtype, body, call.name.replace(".", "_"))
+
+
+_EXACT_IN_ITS_DTYPE = frozenset(
+    {"negative", "abs", "sign", "floor", "ceil", "trunc", "round", "maximum", "minimum"}
+)
+"""Operators whose result is a value of their arguments' float type (a sign changed, one
+of the arguments, an integer, -1, 0 or 1): a bfloat16 one is cast without rounding. Each
+rounding reads its value three times, bound by a ``tirx.Let`` whose value holds the
+roundings before it, and TVM's LLVM code generator simplifies each bound value as it binds
+it: a bfloat16 ``exp(negative(...))`` chained 4 deep took 52 s to compile (3 deep 0.6 s)."""
 
 
 _ARITH: dict[str, Callable[[Expr, Expr], Expr]] = {
@@ -931,12 +948,42 @@ def fast_tanh_f32(x: Expr, bind: bool = True) -> Expr:
 
     def from_x(xv: Expr) -> Expr:
         def ratio(x2: Expr) -> Expr:
-            r = _horner(x2, _TANH_ALPHA) * xv / _horner(x2, _TANH_BETA)
-            return tirx.Select(edge <= xv, one, tirx.Select(xv <= -edge, -one, r))
+            n, d = _tanh_terms(xv, x2)
+            return tirx.Select(edge <= xv, one, tirx.Select(xv <= -edge, -one, n / d))
 
         return _let("x2", xv * xv, ratio, bind)
 
     return _let("x", x, from_x, bind)
+
+
+def _tanh_terms(x: Expr, x2: Expr) -> tuple[Expr, Expr]:
+    """The numerator and denominator of Eigen's rational function for ``tanh`` at ``x``
+    (``x2 = x * x``)."""
+    return _horner(x2, _TANH_ALPHA) * x, _horner(x2, _TANH_BETA)
+
+
+def tanh_quotient(x: Expr, bind: bool, then: Callable[[Expr, Expr], Expr]) -> Expr:
+    """``then(n, d)`` where ``n / d`` approximates ``tanh`` of the float32 value ``x`` (for
+    :mod:`relay.op.lowering.quotient`): Eigen's rational function at ``x`` clamped to
+    ``[-c, c]``, ``c =`` :data:`_TANH_ONE`, NaN kept. Within 2.4e-7 of :func:`fast_tanh_f32`
+    (where that one is exactly +-1, this one is the function at ``+-c``: 0.99999976 with
+    a multiply-add, 1 - 2.3e-7 being ``tanh(c)``); ``|n| <= d`` and ``d`` is in
+    :data:`TANH_DENOMINATOR`. The clamp is two ``vminps``/``vmaxps`` where the selects of
+    :func:`fast_tanh_f32` are two comparisons and two blends."""
+    edge = _TANH_ONE
+
+    def from_x(xv: Expr) -> Expr:
+        def from_xc(xc: Expr) -> Expr:
+            return _let("x2", xc * xc, lambda x2: then(*_tanh_terms(xc, x2)), bind)
+
+        return _let("xc", _clamp_keep_nan(xv, -edge, edge), from_xc, bind)
+
+    return _let("x", x, from_x, bind)
+
+
+TANH_DENOMINATOR = (0.0048, 0.95)
+"""Bounds of the denominator of :func:`tanh_quotient` (4.8935e-3 at 0, rising with ``x * x``
+to 0.9446 at the clamp), whose numerator is at most the denominator in magnitude."""
 
 
 def exp_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
@@ -962,6 +1009,12 @@ def tanh_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
 def sigmoid_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
     """``1 / (1 + exp(-x))`` of a float value without overflow, as the reference: with
     ``e = exp(-|x|)``, ``1 / (1 + e)`` for ``x >= 0`` and ``e / (1 + e)`` below."""
+    return sigmoid_quotient(x, fast, bind, lambda n, d: n / d)
+
+
+def sigmoid_quotient(x: Expr, fast: bool, bind: bool, then: Callable[[Expr, Expr], Expr]) -> Expr:
+    """``then(n, d)`` where ``n / d`` is :func:`sigmoid_expr` of ``x``: ``n`` (``1`` or
+    ``e``) in [0, 1] and ``d = 1 + e`` in [1, 2], NaN kept."""
     from tvm import tirx
 
     dtype = _dt(x)
@@ -969,7 +1022,7 @@ def sigmoid_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:
 
     def from_x(xv: Expr) -> Expr:
         def from_e(e: Expr) -> Expr:
-            return tirx.Select(xv >= zero, one, e) / (one + e)
+            return then(tirx.Select(xv >= zero, one, e), one + e)
 
         if fast:  # e bound at the end of exp's own chain (see fast_exp_f32)
             return fast_exp_f32(tirx.abs(xv), bind, then=from_e, negate=True)
@@ -1459,6 +1512,12 @@ def _binary(call: LoweringCall) -> Any:
         # minute; a tirx.Let would not do, since the divisor's check reads it in a block of
         # its own and TVM rejects a variable bound to two values)
         call.materialize(1)
+    if call.name == "multiply" and call.fast_math and dtype == _F32:
+        from relay.op.lowering.quotient import quotient_product
+
+        merged = quotient_product(call)
+        if merged is not None:
+            return merged
     fn = _binary_fn(call.name, dtype, _can_bind(call))
     if _is_float(dtype):
         fn = _ieee_guarded(call, fn)

@@ -1,0 +1,227 @@
+"""Products of quotients with one division (fast math, float32).
+
+A fused kernel that multiplies two quotients, ``(a / b) * (c / d)``, divides twice. Computed as
+``(a * c) / (b * d)`` it divides once: three operations where there were three, but a
+division is the slowest of them (AVX-512's ``vdivps`` takes three micro-operations and
+holds the divider for several cycles; an FMA unit takes a product every cycle). Gated
+activations multiply two such quotients: WaveNet's ``tanh(a) * sigmoid(b)``, an LSTM's
+``sigmoid(o) * tanh(c)``, and ew_chain of the benchmarks, ``tanh(x * y + 1) * (1 / (1 +
+exp(-x)))``, whose loop has one ``vdivps`` instead of two (4-5% faster; docs/performance.md).
+
+Accuracy: in the standard model of floating-point arithmetic (Higham, *Accuracy and
+Stability of Numerical Algorithms*, 2nd ed., section 2.2: each operation returns the exact
+result times ``1 + delta``, ``|delta| <= u = 2**-24``), both forms are the exact value times
+three such factors, so both stay within about ``3u`` of it; they differ in the last place.
+The model holds only while no product overflows or underflows, and the two forms fail there
+differently, so a product is merged only when the factors' ranges show that the merged
+form does no worse (:func:`mergeable`):
+
+* ``|a| * |c|`` is finite for any values in the numerators' ranges;
+* the denominators are positive with a product of their lower bounds a normal float32, so
+  ``b * d`` never underflows;
+* ``b * d`` overflows only where ``b`` or ``d`` is infinite: the product of the upper bounds
+  is finite, or one upper bound is at most 1 (``b * d <= d``). Where ``d`` is infinite,
+  ``c / d`` was 0 and ``(a * c) / (b * d)`` is 0 too.
+
+Where ``a * c`` is subnormal it keeps fewer bits: results below ~2.5e-36 (the smallest
+normal float32 over the smallest denominator, tanh's 0.0048) may lose precision that the
+two divisions kept. NaN and infinite arguments give what the two divisions gave.
+
+The quotients (:func:`quotient_of`) are stages of the kernel that the product reads:
+
+* fast ``tanh`` (float32, ``fast_tanh`` always): :func:`~relay.op.lowering.elemwise.
+  tanh_quotient`, Eigen's rational function on a clamped argument; ``|n| <= d``, ``d`` in
+  [0.0048, 0.95];
+* fast ``sigmoid``: :func:`~relay.op.lowering.elemwise.sigmoid_quotient`, ``n`` in [0, 1],
+  ``d = 1 + exp(-|x|)`` in [1, 2];
+* a float32 ``divide`` whose operands have known ranges (:func:`value_range`): constants,
+  ``exp`` (at least 0), ``sigmoid``, ``tanh``, and sums of those, so the sigmoid written out,
+  ``1 / (1 + exp(-x))``, is one: ``n = 1``, ``d`` in [1, inf].
+
+The merged product reads the quotients' own arguments and computes each quotient's
+numerator and denominator in place of the division (its ``tirx.Let`` bindings as the stage
+had them), so the stages themselves are no longer read. Only with fast math: like the
+approximations, it changes results in the last place.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from relay.op.lowering.common import out
+from relay.op.lowering.elemwise import (
+    _F32,
+    BINDINGS,
+    TANH_DENOMINATOR,
+    _can_bind,
+    _compute,
+    _read,
+    sigmoid_quotient,
+    tanh_quotient,
+)
+from relay.op.registry import LoweringCall
+
+Expr = Any
+Then = Callable[[Expr, Expr], Expr]
+Range = tuple[float, float]
+
+FLOAT32_MAX = float.fromhex("0x1.fffffep127")
+FLOAT32_MIN_NORMAL = 2.0**-126
+
+
+@dataclasses.dataclass(frozen=True)
+class Quotient:
+    """A stage of a kernel whose value is a quotient ``n / d``: ``build(values, then)`` is
+    ``then(n, d)`` from the values of ``sources`` (tensors read at the stage's index, with
+    numpy broadcasting); ``n`` is within ``numerator`` and ``d`` within ``denominator``
+    (NaN aside)."""
+
+    sources: tuple[Any, ...]
+    build: Callable[[Sequence[Expr], Then], Expr]
+    numerator: Range
+    denominator: Range
+
+
+def _unary(source: Any, fn: Callable[[Expr, Then], Expr], n: Range, d: Range) -> Quotient:
+    return Quotient((source,), lambda values, then: fn(values[0], then), n, d)
+
+
+def quotient_of(t: Any) -> Quotient | None:
+    """``t``, an argument of a float32 product under fast math, as a :class:`Quotient`: a
+    stage of the kernel computing ``tanh`` or ``sigmoid`` (approximated under fast math), or
+    a ``divide`` whose operands have known ranges; else None."""
+    from relay.backend.lower import is_inlined_stage
+
+    if not is_inlined_stage(t) or str(t.dtype) != _F32:
+        return None
+    name = t.op.name
+    if name in ("tanh", "fast_tanh", "sigmoid"):  # (approximated: the product is fast math)
+        (source,) = t.op.input_tensors
+        if str(source.dtype) != _F32:
+            return None
+        if name == "sigmoid":
+            return _unary(
+                source,
+                lambda x, then: sigmoid_quotient(x, True, True, then),
+                (0.0, 1.0),
+                (1.0, 2.0),
+            )
+        lo, hi = TANH_DENOMINATOR
+        return _unary(source, lambda x, then: tanh_quotient(x, True, then), (-hi, hi), (lo, hi))
+    if name == "divide":
+        operands = _loads(t.op.body[0], "Div")
+        if operands is None:
+            return None
+        n, d = operands
+        n_range, d_range = value_range(n), value_range(d)
+        if n_range is None or d_range is None:
+            return None
+        return Quotient((n, d), lambda values, then: then(*values), n_range, d_range)
+    return None
+
+
+def _loads(body: Expr, kind: str) -> tuple[Any, Any] | None:
+    """The two float32 tensors that ``body``, a binary TIR node of type ``kind`` (``Div``,
+    ``Add``) of two tensor reads (``te.tensor_load``), reads; else None."""
+    from tvm import te, tirx
+    from tvm.ir.expr import Call
+
+    if not isinstance(body, getattr(tirx, kind)):
+        return None
+    tensors = []
+    for v in (body.a, body.b):
+        if not (isinstance(v, Call) and str(v.op.name) == "te.tensor_load"):
+            return None
+        tensor = v.args[0]
+        if not isinstance(tensor, te.Tensor) or str(tensor.dtype) != _F32:
+            return None
+        tensors.append(tensor)
+    return tensors[0], tensors[1]
+
+
+_RANGES: dict[str, Range] = {
+    "exp": (0.0, math.inf),
+    "fast_exp": (0.0, math.inf),
+    "sigmoid": (0.0, 1.0),
+    "tanh": (-1.0, 1.0),
+    "fast_tanh": (-1.0, 1.0),
+}
+"""The ranges of the operators whose values are bounded whatever their arguments (the
+approximations of fast math included)."""
+
+
+def value_range(t: Any) -> Range | None:
+    """Bounds of every value of the float32 tensor ``t`` (NaN aside), where the kernel's
+    stages show them: a constant, ``exp`` (at least 0), ``sigmoid`` ([0, 1]), ``tanh`` ([-1,
+    1], the approximations included), or the sum of two such; else None."""
+    from tvm import te, tirx
+
+    if not isinstance(t.op, te.ComputeOp) or str(t.dtype) != _F32:
+        return None
+    body = t.op.body[0]
+    if isinstance(body, tirx.FloatImm):
+        value = float(body.value)
+        return None if math.isnan(value) else (value, value)
+    name = t.op.name
+    if name in _RANGES:
+        return _RANGES[name]
+    if name == "add":
+        operands = _loads(body, "Add")
+        if operands is None:
+            return None
+        first, second = (value_range(v) for v in operands)
+        if first is None or second is None:
+            return None
+        (alo, ahi), (blo, bhi) = first, second
+        if math.inf in (ahi, bhi) and -math.inf in (alo, blo):
+            return None  # (inf - inf)
+        return alo + blo, ahi + bhi
+    return None
+
+
+def mergeable(a: Quotient, b: Quotient) -> bool:
+    """Whether ``a * b`` may be computed with one division (the conditions of the module
+    docstring)."""
+    na = max(abs(a.numerator[0]), abs(a.numerator[1]))
+    nb = max(abs(b.numerator[0]), abs(b.numerator[1]))
+    if not na * nb <= FLOAT32_MAX:
+        return False
+    (alo, ahi), (blo, bhi) = a.denominator, b.denominator
+    if alo <= 0 or blo <= 0 or alo * blo < FLOAT32_MIN_NORMAL:
+        return False
+    return ahi * bhi <= FLOAT32_MAX or min(ahi, bhi) <= 1.0
+
+
+def quotient_product(call: LoweringCall) -> Any:
+    """The float32 product ``call`` (under fast math) of two quotients with one division (see
+    the module docstring), or None where its arguments are not two :func:`mergeable`
+    quotients.
+
+    The product's bindings are its quotients' own, made again at its index: the lowering
+    counts them as the stages' (:data:`relay.op.lowering.elemwise.BINDINGS` is left as it
+    was), so that it does not take the product for one more binding operator reading them
+    (which would materialize the quotients and defeat the merge)."""
+    if len(call.args) != 2 or not _can_bind(call):
+        return None
+    a, b = (quotient_of(t) for t in call.args)
+    if a is None or b is None or not mergeable(a, b):
+        return None
+    shape, dtype = out(call)
+
+    def body(index: Sequence[Any]) -> Expr:
+        va = [_read(t, shape, index) for t in a.sources]
+        vb = [_read(t, shape, index) for t in b.sources]
+
+        def inner(n1: Expr, d1: Expr) -> Expr:
+            return b.build(vb, lambda n2, d2: (n1 * n2) / (d1 * d2))
+
+        return a.build(va, inner)
+
+    count = BINDINGS.count
+    try:
+        return _compute(shape, dtype, body, call.name)
+    finally:
+        BINDINGS.count = count

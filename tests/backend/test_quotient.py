@@ -1,0 +1,195 @@
+"""Products of two quotients computed with one division (relay.op.lowering.quotient)."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import relay
+from relay.backend.target import Target
+from relay.op.lowering.quotient import FLOAT32_MAX, FLOAT32_MIN_NORMAL, Quotient, mergeable
+from relay.testing.lowering import default_target
+
+pytestmark = pytest.mark.tvm
+
+T = "Tensor[(4, 300), float32]"
+SIGMOID = "divide(1f, add(1f, exp(negative(%b))))"  # the sigmoid written out
+
+
+def _kernel(body: str, target: Target) -> tuple[str, Any]:
+    """The kernel of the program ``body`` of ``%a``, ``%b`` built for ``target``, before
+    scheduling, and the executable."""
+    from relay.backend.lower import lower_primitive
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Function
+
+    mod = relay.parse(f"def @main(%a: {T}, %b: {T}) {{ {body} }}")
+    exe = relay.build(mod, target=target)
+    (prim,) = [
+        e
+        for e in sub_expressions(exe.module["main"].body)
+        if isinstance(e, Function) and e.attrs.get("Primitive")
+    ]
+    lowered = lower_primitive(prim, fast_math=bool(target.fast_math))
+    return lowered.prim_func.script(), exe
+
+
+def _divisions(script: str) -> int:
+    return script.count(" / ")
+
+
+def _product_divides(script: str) -> bool:
+    """Whether the kernel's product (its result, ``multiply``) divides."""
+    (line,) = [ln for ln in script.splitlines() if ln.strip().startswith("multiply[")]
+    return " / " in line
+
+
+def _inputs() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-12, 12, (4, 300)).astype(np.float32)
+    b = rng.uniform(-100, 100, (4, 300)).astype(np.float32)
+    specials = [np.nan, np.inf, -np.inf, 0.0, -0.0, 7.99, 8.2, -30.0, 1e-30, -87.0, -90.0]
+    a[0, : len(specials)] = specials
+    b[1, : len(specials)] = specials
+    a[2, : len(specials)] = 1.0
+    b[2, : len(specials)] = specials
+    return a, b
+
+
+def _tanh(x: np.ndarray) -> np.ndarray:
+    return np.tanh(x.astype(np.float64))
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.exp(-np.logaddexp(0.0, -x.astype(np.float64)))
+
+
+MERGED = [
+    ("multiply(tanh(%a), sigmoid(%b))", lambda a, b: _tanh(a) * _sigmoid(b)),
+    ("multiply(sigmoid(%b), tanh(%a))", lambda a, b: _tanh(a) * _sigmoid(b)),
+    (f"multiply(tanh(%a), {SIGMOID})", lambda a, b: _tanh(a) * _sigmoid(b)),
+    (
+        "multiply(divide(1f, add(exp(negative(%b)), 1f)), fast_tanh(%a))",
+        lambda a, b: _tanh(a) * _sigmoid(b),
+    ),
+    ("multiply(tanh(%a), tanh(%b))", lambda a, b: _tanh(a) * _tanh(b)),
+    ("multiply(sigmoid(%a), sigmoid(%b))", lambda a, b: _sigmoid(a) * _sigmoid(b)),
+]
+
+
+@pytest.mark.parametrize(("body", "exact"), MERGED, ids=[m[0] for m in MERGED])
+def test_a_product_of_two_quotients_divides_once(body: str, exact: object) -> None:
+    script, exe = _kernel(body, default_target())
+    assert _divisions(script) == 1, script
+    assert _product_divides(script)
+    # the quotients are computed in the product: their stages are gone
+    stages = re.findall(r'sblock\("([a-z_0-9]+)"\)', script)
+    assert not {"tanh", "fast_tanh", "sigmoid", "divide"} & set(stages)
+    a, b = _inputs()
+    got = exe(a, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = exact(a, b)  # type: ignore[operator]
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    ok = ~np.isnan(want)
+    err = np.abs(got[ok] - want[ok])
+    # each approximation's bound (tanh 2.5e-7 absolute and relative, sigmoid 1.8e-7
+    # relative), two roundings, and tanh's clamp (0.99999976 from 7.99 on)
+    assert err.max() < 1e-6
+    normal = np.abs(want[ok]) > 2.5e-36
+    assert (err[normal] / np.abs(want[ok][normal])).max() < 1e-6
+    # (and what the reference interpreter computes, in float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(got, exe.interpret(a, b), rtol=1e-6, atol=1e-30)
+
+
+KEPT = [
+    # both denominators unbounded: their product may overflow where each is finite
+    f"multiply({SIGMOID}, divide(1f, add(1f, exp(negative(%a)))))",
+    "multiply(tanh(%a), divide(%a, %b))",  # a quotient of unknown ranges
+    "multiply(tanh(%a), divide(1f, add(%b, %b)))",  # (a sum of one tensor: not analyzed)
+    "multiply(tanh(%a), divide(1f, add(1f, %b)))",  # a denominator of unknown range
+    "multiply(tanh(%a), divide(1f, subtract(1f, exp(%b))))",  # (subtract: not analyzed)
+    "multiply(tanh(%a), divide(1f, add(exp(%b), -2f)))",  # a denominator that may be 0
+    # numerators whose product overflows
+    "multiply(divide(1e30f, add(1f, sigmoid(%b))), divide(1e30f, add(sigmoid(%a), 1f)))",
+]
+
+
+@pytest.mark.parametrize("body", KEPT)
+def test_other_products_of_quotients_divide_twice(body: str) -> None:
+    script, exe = _kernel(body, default_target())
+    assert not _product_divides(script), script
+    a, b = _inputs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(exe(a, b), exe.interpret(a, b), rtol=1e-6, atol=1e-30)
+
+
+def test_exact_math_divides_twice() -> None:
+    script, _ = _kernel("multiply(tanh(%a), sigmoid(%b))", Target("llvm", fast_math=False))
+    assert not _product_divides(script)
+
+
+def test_ew_chain_divides_once() -> None:
+    # the benchmark's program: tanh times the sigmoid written out, less another exp
+    body = (
+        "subtract(multiply(tanh(add(multiply(%a, %b), 1f)), divide(1f, add(1f, "
+        "exp(negative(%a))))), exp(negative(multiply(%b, %b))))"
+    )
+    script, exe = _kernel(body, default_target())
+    assert _divisions(script) == 1
+    a, b = (v / 10 for v in _inputs())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        want = np.tanh(a64 * b64 + 1) * _sigmoid(a) - np.exp(-b64 * b64)
+    np.testing.assert_allclose(exe(a, b), want, rtol=0, atol=1e-6)
+
+
+def _q(n: tuple[float, float], d: tuple[float, float]) -> Quotient:
+    return Quotient((), lambda values, then: then(*values), n, d)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "merged"),
+    [
+        (_q((-0.95, 0.95), (0.0048, 0.95)), _q((1.0, 1.0), (1.0, math.inf)), True),
+        (_q((0.0, 1.0), (1.0, 2.0)), _q((0.0, 1.0), (1.0, 2.0)), True),  # product <= 4
+        (_q((1.0, 1.0), (1.0, math.inf)), _q((1.0, 1.0), (1.0, math.inf)), False),
+        (_q((1.0, 1.0), (1.0, 1e20)), _q((1.0, 1.0), (1.0, 1e18)), True),  # finite product
+        (_q((1.0, 1.0), (1.0, 1e20)), _q((1.0, 1.0), (1.0, 1e19)), False),
+        (_q((-1e20, 1.0), (1.0, 2.0)), _q((1e19, 1e19), (1.0, 2.0)), False),  # a * c overflows
+        (_q((1.0, 1.0), (0.0, 1.0)), _q((1.0, 1.0), (1.0, 2.0)), False),  # d may be 0
+        (_q((1.0, 1.0), (1e-20, 1.0)), _q((1.0, 1.0), (1e-19, 1.0)), False),  # b * d underflows
+        (_q((1.0, 1.0), (1e-20, 1.0)), _q((1.0, 1.0), (1e-17, 1.0)), True),
+    ],
+)
+def test_mergeable_needs_products_without_overflow_or_underflow(
+    a: Quotient, b: Quotient, merged: bool
+) -> None:
+    assert mergeable(a, b) is merged
+    assert mergeable(b, a) is merged
+
+
+def test_the_float32_limits() -> None:
+    assert float(np.finfo(np.float32).max) == FLOAT32_MAX
+    assert float(np.finfo(np.float32).smallest_normal) == FLOAT32_MIN_NORMAL
+
+
+def test_the_cuda_target_divides_once() -> None:
+    # (compiled to PTX without a GPU; the schedule computes several elements per thread)
+    def divisions(quotient: str) -> int:
+        body = f"subtract(multiply(tanh(%a), {quotient}), %b)"
+        mod = relay.parse(f"def @main(%a: {T}, %b: {T}) {{ {body} }}")
+        ptx = relay.build(mod, target=Target("cuda", arch="sm_90")).ptx()
+        return len(re.findall(r"\b(?:div|rcp)\.[a-z.]*f32\b", ptx))
+
+    merged, kept = divisions(SIGMOID), divisions("divide(1f, add(1f, %b))")
+    assert merged > 0 and kept == 2 * merged
