@@ -12,8 +12,9 @@ argmin's combiner reads its input five times). Found by a fuzzing review.
 This module measures the growth on the stage graph, as TVM's inliner would produce it
 (``te.schedule.AutoInlineElemWise``, and the ``compute_inline`` of the TensorIR schedules):
 
-* :func:`expanded_selects` is the number of selects (``tirx.Select``, ``if_then_else``, and
-  the integer ``floordiv``/``floormod``, which TVM lowers to selects) in a stage's expression
+* :func:`expanded_selects` is the number of selects (``tirx.Select``, ``if_then_else``, the
+  integer ``floordiv``/``floormod``, which TVM lowers to selects, and relay's bfloat16
+  rounding) in a stage's expression
   with every inlined stage it reads substituted for the read. Selects, not all nodes, since
   they are what the simplifier's time goes to: it simplifies each branch under its
   condition, and pushes a comparison of a select into its branches. Arithmetic costs little
@@ -49,6 +50,14 @@ barrier every second level (``sign`` nested 4 deep in int32: 19 s to compile bef
 s). Measured in int32 before, read five times by argmin: ``sign(x)`` 0.14 s (no barrier:
 it would cost a pass over memory), ``where(v, v, a)`` 5 s, ``floor_divide`` 0.97 s, ``sign``
 three deep 60 s; with barriers 0.05 to 0.2 s."""
+
+
+_SELECT_CALLS = frozenset({"tirx.if_then_else", "relay.round_bf16"})
+"""Calls that count as selects: ``if_then_else``, and relay's bfloat16 rounding
+(:data:`relay.op.lowering.elemwise.ROUND_BF16_OP`), lowered to a select of its bits bound by
+a ``tirx.Let``: a bfloat16 ``sigmoid``, which cannot bind its argument, repeats it, and
+``sigmoid(multiply(sigmoid(multiply(x, y)), y))`` took 3.6 s to compile, its roundings
+repeated with it (found by a fuzzing review)."""
 
 
 def _children(node: Any) -> Iterator[Any]:
@@ -108,7 +117,7 @@ def expanded_selects(tensor: Any, memo: dict[Any, int] | None = None) -> int:
             return counts[node]
         n = sum(count(c) for c in _children(node))
         if isinstance(node, tirx.Select | tirx.FloorDiv | tirx.FloorMod) or (
-            isinstance(node, Call) and str(node.op.name) == "tirx.if_then_else"
+            isinstance(node, Call) and str(node.op.name) in _SELECT_CALLS
         ):
             n += 1
         read = _read_tensor(node)

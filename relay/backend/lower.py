@@ -582,6 +582,7 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
                 out_type=out_type,
                 fast_math=fast_math,
                 span=node.span,
+                bound_depths=tuple(bound.get(id(a), 0) for a in node.args),
             )
             bindings, roundings = BINDINGS.count, BINDINGS.roundings
             value = _apply_rule(rule, call, opdef.name, node)
@@ -604,7 +605,10 @@ def _lower(func: Function, fast_math: bool, symbols: ShapeSymbols | None) -> Low
                     env[id(a)] = _barrier(te, env[id(a)])
                     bound[id(a)] = chains[id(a)] = rounds[id(a)] = op_sizes[id(a)] = 0
                 args = tuple(env[id(a)] for a in node.args)
-                call = dataclasses.replace(call, args=args, checks=[], materialized=set())
+                depths = tuple(bound.get(id(a), 0) for a in node.args)
+                call = dataclasses.replace(
+                    call, args=args, checks=[], materialized=set(), bound_depths=depths
+                )
                 value = _apply_rule(rule, call, opdef.name, node)  # (the same bindings)
             depth = max((bound.get(id(a), 0) for a in node.args), default=0) + (weight > 0)
             chain = max((chains.get(id(a), 0) for a in node.args), default=0)

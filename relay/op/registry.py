@@ -373,6 +373,10 @@ class LoweringCall:
     span: Span | None = None
     checks: list[tuple[Any, str]] = field(default_factory=list)
     materialized: set[int] = field(default_factory=set)
+    bound_depths: tuple[int, ...] = ()
+    """Per argument, the binding operators nested in its expression where it is computed in
+    the kernel (0 for an input or a barrier; see :data:`relay.backend.lower.MAX_BOUND_DEPTH`);
+    empty where the caller does not say."""
 
     def materialize(self, index: int) -> None:
         """Ask for argument ``index``, where it is computed in the kernel, to be computed

@@ -497,3 +497,25 @@ def test_expanded_selects_and_reads_count_the_inlined_expression() -> None:
     )
     best = te.compute((1,), lambda i: argmax(x[k], axis=k), name="best")
     assert reads(best, x) == 3  # (b three times in the combiner)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "fast", "body"),
+    [
+        ("float32", False, "%v0 = tanh(%b); add(multiply(tanh(%v0), tanh(fast_tanh(%a))), %v0)"),
+        ("float16", True, "multiply(tanh(tanh(%a)), tanh(sigmoid(%a)))"),
+        ("float64", True, "multiply(tanh(tanh(%a)), tanh(sigmoid(%b)))"),
+    ],
+)
+def test_libm_tanh_of_a_bound_value_compiles(dtype: str, fast: bool, body: str) -> None:
+    # libm's tanh is a call TVM's vectorizer leaves scalar; two of them in a product, one
+    # reading a bound value (fast_tanh's, sigmoid's), had that Let bound twice ("Let cannot
+    # bind the same var to two different values", found by a fuzzing review): the value is
+    # materialized
+    t = f"Tensor[(6, 20), {dtype}]"
+    mod = relay.parse(f"def @main(%a: {t}, %b: {t}) {{ {body} }}")
+    exe = relay.build(mod, target=Target("llvm", fast_math=fast))
+    rng = np.random.default_rng(5)
+    a, b = (rng.standard_normal((6, 20)).astype(dtype) for _ in range(2))
+    tol = 2e-3 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(exe(a, b), relay.interpret(mod, a, b), rtol=tol, atol=tol)

@@ -1066,6 +1066,14 @@ def _float_math(call: LoweringCall) -> dict[str, ScalarFn]:
 )  # fmt: skip
 def _float_unary(call: LoweringCall) -> Any:
     fast = call.fast_math or call.name == "fast_exp"
+    exact_tanh = call.name == "tanh" and not (call.fast_math and _dtype(call, 0) == _F32)
+    if exact_tanh and call.bound_depths and call.bound_depths[0] > 0:
+        # libm's tanh is a call TVM's vectorizer does not vectorize; a value holding
+        # bindings read by it (and another such call in the same product) was visited by the
+        # vectorizer twice and its Let bound twice ("Let cannot bind the same var to two
+        # different values": tanh(tanh(b)) * tanh(fast_tanh(a)) with fast math off, found by
+        # a fuzzing review): the value is read materialized
+        call.materialize(0)
     if call.name in ("exp", "fast_exp") and _dtype(call, 0) == _F32 and fast:
         source = _negated(call.args[0])
         if source is not None and _can_bind(call):

@@ -16,16 +16,22 @@ The model holds only while no product overflows or underflows, and the two forms
 differently, so a product is merged only when the factors' ranges show that the merged
 form does no worse (:func:`mergeable`):
 
-* ``|a| * |c|`` is finite for any values in the numerators' ranges;
-* the denominators are positive with a product of their lower bounds a normal float32, so
-  ``b * d`` never underflows;
+* ``|a| * |c|`` is finite for any values in the numerators' ranges, and so are ``a / b`` and
+  ``c / d`` (where one of them overflows, the two divisions give inf, or NaN times 0);
+* the denominators are positive with a product of their lower bounds at least
+  :data:`MIN_DENOMINATOR_PRODUCT` (``2 ** -16``), so ``b * d`` never underflows and the
+  division magnifies a subnormal ``a * c``'s rounding by at most ``2 ** 16``;
 * ``b * d`` overflows only where ``b`` or ``d`` is infinite: the product of the upper bounds
   is finite, or one upper bound is at most 1 (``b * d <= d``). Where ``d`` is infinite,
   ``c / d`` was 0 and ``(a * c) / (b * d)`` is 0 too.
 
-Where ``a * c`` is subnormal it keeps fewer bits: results below ~2.5e-36 (the smallest
-normal float32 over the smallest denominator, tanh's 0.0048) may lose precision that the
-two divisions kept. NaN and infinite arguments give what the two divisions gave.
+A ``tanh`` or ``sigmoid`` whose argument holds bindings of its own (another approximation
+computed in the kernel, ``tanh(sigmoid(a))``) is left a division: made again in the product,
+its bindings would be nested in another's value (:attr:`Quotient.binds`).
+
+Where ``a * c`` is subnormal it keeps fewer bits: results below 7.7e-34 (``2 ** 16``
+times the smallest normal float32) may lose precision that the two divisions kept (tanh
+times tanh at 1e-17 and 1e-18 is 1.0000025e-35, 20 ulp off). NaN and infinite arguments give what the two divisions gave.
 
 The quotients (:func:`quotient_of`) are stages of the kernel that the product reads:
 
@@ -83,10 +89,17 @@ class Quotient:
     build: Callable[[Sequence[Expr], Then], Expr]
     numerator: Range
     denominator: Range
+    binds: bool = False
+    """Whether ``build`` binds its sources' values (``tanh``, ``sigmoid``): then it is made
+    again in the product only where they hold no bindings themselves (the stage binds the
+    only ones in its expression). A bound value holding bindings is what TVM's LLVM code
+    generator simplifies again as it binds it, and ``tanh``'s clamp reads its argument four
+    times: ``tanh(sigmoid(a)) * sigmoid(b)`` took 1.2 s to compile merged, 0.1 s as two
+    divisions (found by a fuzzing review)."""
 
 
 def _unary(source: Any, fn: Callable[[Expr, Then], Expr], n: Range, d: Range) -> Quotient:
-    return Quotient((source,), lambda values, then: fn(values[0], then), n, d)
+    return Quotient((source,), lambda values, then: fn(values[0], then), n, d, binds=True)
 
 
 def quotient_of(t: Any) -> Quotient | None:
@@ -99,6 +112,8 @@ def quotient_of(t: Any) -> Quotient | None:
         return None
     name = t.op.name
     if name in ("tanh", "fast_tanh", "sigmoid"):  # (approximated: the product is fast math)
+        if len(t.op.input_tensors) != 1:
+            return None
         (source,) = t.op.input_tensors
         if str(source.dtype) != _F32:
             return None
@@ -187,12 +202,22 @@ def mergeable(a: Quotient, b: Quotient) -> bool:
     docstring)."""
     na = max(abs(a.numerator[0]), abs(a.numerator[1]))
     nb = max(abs(b.numerator[0]), abs(b.numerator[1]))
-    if not na * nb <= FLOAT32_MAX:
-        return False
     (alo, ahi), (blo, bhi) = a.denominator, b.denominator
-    if alo <= 0 or blo <= 0 or alo * blo < FLOAT32_MIN_NORMAL:
+    if alo <= 0 or blo <= 0 or not na * nb <= FLOAT32_MAX:
+        return False
+    if not (na / alo <= FLOAT32_MAX and nb / blo <= FLOAT32_MAX):
+        return False  # (a quotient alone may overflow: inf, or NaN times 0, in two divisions)
+    if alo * blo < MIN_DENOMINATOR_PRODUCT:
         return False
     return ahi * bhi <= FLOAT32_MAX or min(ahi, bhi) <= 1.0
+
+
+MIN_DENOMINATOR_PRODUCT = 2.0**-16
+"""The least product of the denominators' lower bounds of a merged product: where ``a * c``
+is subnormal, the division by ``b * d`` magnifies its rounding by at most ``2 ** 16``, so
+only results below ``2 ** 16`` times the least normal float32 (7.7e-34) may lose bits (tanh
+times tanh: 0.0048 ** 2 = 2.3e-5). A constant denominator of 1e-20 times one of 1e-15
+gave 0 for 1e-15 (found by a fuzzing review)."""
 
 
 def quotient_product(call: LoweringCall) -> Any:
@@ -204,11 +229,14 @@ def quotient_product(call: LoweringCall) -> Any:
     counts them as the stages' (:data:`relay.op.lowering.elemwise.BINDINGS` is left as it
     was), so that it does not take the product for one more binding operator reading them
     (which would materialize the quotients and defeat the merge)."""
-    if len(call.args) != 2 or not _can_bind(call):
+    if len(call.args) != 2 or len(call.bound_depths) != 2 or not _can_bind(call):
         return None
     a, b = (quotient_of(t) for t in call.args)
     if a is None or b is None or not mergeable(a, b):
         return None
+    for q, depth in zip((a, b), call.bound_depths, strict=True):
+        if q.binds and depth > 1:
+            return None  # (its argument holds bindings: see Quotient.binds)
     shape, dtype = out(call)
 
     def body(index: Sequence[Any]) -> Expr:
