@@ -255,6 +255,34 @@ def test_fast_exp_polynomial_is_multiply_adds_only() -> None:
     assert fmas == 9 * exps
 
 
+SPECIALS = np.array(
+    [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 7.99, -7.99, 8.2, -8.2, 88.72, 89.0, -104.0,
+     -110.0, 1e-30, -1e-30, 1e-45, 3e38, -3e38],
+    np.float32,
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid"])
+def test_fast_math_special_values_in_vector_lanes(name: str) -> None:
+    # special values in the 16 lanes of the vectorized loop (a few elements compile to a
+    # scalar loop, and a loop's tail is scalar): NaN stays NaN (x86's vrangeps, which would
+    # clamp in one instruction, returns the bound for a NaN), infinities go to their limits
+    x = np.random.default_rng(0).uniform(-5, 5, 4096).astype(np.float32)
+    for at in (0, 16 * 100 + 5, 4096 - len(SPECIALS)):
+        x[at : at + len(SPECIALS)] = SPECIALS
+    got = run_compiled_op(name, x, target=FAST)
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore"):
+        want = {"exp": np.exp, "tanh": np.tanh, "sigmoid": lambda v: 0.5 + 0.5 * np.tanh(v / 2)}[
+            name
+        ](x64)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(x))
+    with np.errstate(over="ignore"):
+        finite = np.isfinite(want.astype(np.float32))
+    np.testing.assert_array_equal(np.isinf(got), ~finite & ~np.isnan(x))
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-6, atol=1e-30)
+
+
 NEGATED_EXPS = {
     "exp(-x)": "exp(negative(%x))",
     "exp(-x * x)": "exp(negative(multiply(%x, %x)))",

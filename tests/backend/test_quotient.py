@@ -109,6 +109,60 @@ def test_a_product_of_two_quotients_divides_once(body: str, exact: object) -> No
         np.testing.assert_allclose(got, exe.interpret(a, b), rtol=1e-6, atol=1e-30)
 
 
+FUSED_DENOMINATORS = {
+    "multiply(tanh(%a), sigmoid(%b))": "T.relay_llvm_fma(e, d, d)",
+    "multiply(sigmoid(%b), tanh(%a))": "T.relay_llvm_fma(e, d, d)",
+    f"multiply(tanh(%a), {SIGMOID})": "T.relay_llvm_fma(exp[v_i0, v_i1], d, d)",
+    "multiply(divide(1f, add(exp(negative(%b)), 1f)), fast_tanh(%a))": (
+        "T.relay_llvm_fma(exp[v_i0, v_i1], d, d)"
+    ),
+    "multiply(sigmoid(%a), sigmoid(%b))": "T.relay_llvm_fma(e_1, d, d)",
+}
+
+
+@pytest.mark.parametrize("body", FUSED_DENOMINATORS)
+def test_a_denominator_one_plus_a_value_is_one_multiply_add(body: str) -> None:
+    # (1 + e) * d is e * d + d: one operation and one rounding where there were two
+    script, _ = _kernel(body, Target("llvm", fast_math=True))
+    (line,) = [ln for ln in script.splitlines() if ln.strip().startswith("multiply[")]
+    assert FUSED_DENOMINATORS[body] in line
+
+
+def test_other_denominators_multiply() -> None:
+    script, _ = _kernel("multiply(tanh(%a), tanh(%b))", Target("llvm", fast_math=True))
+    (line,) = [ln for ln in script.splitlines() if ln.strip().startswith("multiply[")]
+    assert ", d, d)" not in line
+    two = "multiply(tanh(%a), divide(1f, add(2f, exp(negative(%b)))))"
+    script, _ = _kernel(two, Target("llvm", fast_math=True))
+    assert _divisions(script) == 1 and "d, d)" not in script
+
+
+def test_ew_chain_adds_only_in_its_exps() -> None:
+    # ew_chain's loop divides once, and its denominator's 1 + e is in a multiply-add: the
+    # only additions left are each exp's rounding (AVX-512 CPU, compiled only)
+    from relay.backend.compiler import compile_functions
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Function
+
+    body = (
+        "subtract(multiply(tanh(add(multiply(%a, %b), 1f)), divide(1f, add(1f, "
+        "exp(negative(%a))))), exp(negative(multiply(%b, %b))))"
+    )
+    avx512 = Target("llvm", mcpu="skylake-avx512", fast_math=True)
+    t = "Tensor[(1024, 64), float32]"
+    exe = relay.build(relay.parse(f"def @main(%a: {t}, %b: {t}) {{ {body} }}"), target=avx512)
+    (prim,) = [
+        e
+        for e in sub_expressions(exe.module["main"].body)
+        if isinstance(e, Function) and e.attrs.get("Primitive")
+    ]
+    lib, _ = compile_functions([prim], avx512)
+    ops = re.findall(r"^\s+(v[a-z0-9]+)\s", lib.module.mod.inspect_source("asm"), re.M)
+    loops = ops.count("vdivps")
+    assert loops >= 1
+    assert ops.count("vaddps") == 2 * loops
+
+
 KEPT = [
     # both denominators unbounded: their product may overflow where each is finite
     f"multiply({SIGMOID}, divide(1f, add(1f, exp(negative(%a)))))",
