@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+import relay
 from relay import flags
+from relay.backend.runtime import numpy_dtype
 from relay.backend.target import Target
 from relay.testing.lowering import check_op_lowering, primitive_op_function, run_compiled_op
 
@@ -350,6 +352,17 @@ def test_relu(dtype: str) -> None:
     out = check_op_lowering("nn.relu", x)
     if dtype in FLOATS:
         assert np.isnan(out.flat[0])  # NaN propagates, as np.maximum
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, "bfloat16"])
+def test_relu_of_negative_zero_is_positive_zero(dtype: str) -> None:
+    # np.maximum(-0.0, 0.0) is the second argument, +0.0 (so 1 / relu(x) is +inf), in the
+    # vectorized loop and its scalar tail
+    x = np.array([-0.0, 0.0, -1.0, 2.0] * 9, np.float32).astype(numpy_dtype(dtype))
+    mod = relay.parse(f"def @main(%x: Tensor[(36,), {dtype}]) {{ nn.relu(%x) }}")
+    got = np.asarray(relay.build(mod)(x), np.float32)
+    np.testing.assert_array_equal(got, np.maximum(x.astype(np.float32), 0))
+    assert not np.signbit(got).any()
 
 
 @pytest.mark.parametrize(

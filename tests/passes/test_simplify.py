@@ -95,7 +95,7 @@ def test_arithmetic_identities() -> None:
     check(
         simplify_expr,
         f"""fn (%x: {F}) {{
-          %0 = multiply(%x, 1f); %1 = multiply(1f, %0); %2 = add(%1, 0f); %3 = add(0f, %2);
+          %0 = multiply(%x, 1f); %1 = multiply(1f, %0); %2 = add(%1, -0f); %3 = add(-0f, %2);
           %4 = subtract(%3, 0f); divide(%4, 1f)
         }}""",
         f"fn (%x: {F}) {{ %x }}",
@@ -113,6 +113,13 @@ def test_identities_with_ones_like_and_zeros_like() -> None:
         f"fn (%x: {F}, %y: {F}) {{ %x }}",
         X23,
         X23,
+    )
+    # (zeros_like is a derivative's seed: added, it is dropped, a -0 kept, as in XLA)
+    check(
+        simplify_expr,
+        "fn (%x: Tensor[(2,), int32]) { %0 = zeros_like(%x); add(%0, %x) }",
+        "fn (%x: Tensor[(2,), int32]) { %x }",
+        np.array([3, -4], "int32"),
     )
     # ones of a larger shape broadcast x up: kept
     unchanged(
@@ -207,8 +214,24 @@ def test_arithmetic_identities_that_do_not_apply() -> None:
         "multiply(%x, 2f)",
         "add(%x, 1f)",
         "multiply(%x, %x)",
+        # IEEE: -0.0 + 0.0 and -0.0 - (-0.0) are +0.0, so neither is -0.0 itself
+        "add(%x, 0f)",
+        "add(0f, %x)",
+        "subtract(%x, -0f)",
     ):
         unchanged(simplify_expr, f"fn (%x: {F}) {{ {body} }}")
+
+
+@pytest.mark.parametrize("body", ["add(%x, 0f)", "add(0f, %x)", "subtract(%x, -0f)"])
+def test_signed_zeros_through_additions_of_zero(body: str) -> None:
+    # numpy's (IEEE's) -0.0 + 0.0 is +0.0, compiled and interpreted alike
+    x = np.array([-0.0, 0.0, -1.0, np.nan] * 8, np.float32)
+    exe = relay.build(relay.parse(f"def @main(%x: Tensor[(32,), float32]) {{ {body} }}"))
+    with np.errstate(invalid="ignore"):
+        want = x + np.float32(0.0)
+    for got in (exe(x), exe.interpret(x)):
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
 def test_identity_constant_that_broadcasts_x_up_is_kept() -> None:
@@ -451,7 +474,7 @@ def test_rules_combine_to_a_fixed_point() -> None:
         simplify_expr,
         f"""fn (%x: {F}) {{
           %0 = transpose(%x); %1 = multiply(%0, 1f); %2 = transpose(%1);
-          %3 = negative(%2); %4 = add(0f, %3); %5 = negative(%4);
+          %3 = negative(%2); %4 = add(-0f, %3); %5 = negative(%4);
           %6 = expand_dims(%5, axis=0); %7 = cast(%6, dtype="float32"); squeeze(%7, axis=[0])
         }}""",
         f"fn (%x: {F}) {{ %x }}",
@@ -478,7 +501,7 @@ def test_simplify_inside_lets_closures_and_branches() -> None:
         f"""fn (%x: {F}, %c: bool) {{
           let %f = fn (%y: {F}) {{ multiply(%y, 1f) }};
           let %z = %f(%x);
-          if (%c) {{ add(%z, 0f) }} else {{ negative(negative(%z)) }}
+          if (%c) {{ subtract(%z, 0f) }} else {{ negative(negative(%z)) }}
         }}""",
         f"""fn (%x: {F}, %c: bool) {{
           let %f = fn (%y: {F}) {{ %y }};

@@ -30,8 +30,8 @@ formula in the same working dtype), following TVM's compute definitions where th
   float32 with TVM's float32 ``erf`` (a rational approximation, absolute error below 5e-8:
   the result's absolute error is below 5e-7, its relative error below 1e-4 where
   ``|gelu(x)| > 1e-3`` and up to 7% in the far negative tail, where ``1 + erf`` cancels).
-* ``nn.relu`` is ``select(x < 0, 0, x)`` (NaN propagates, as ``np.maximum``; TIR's ``max``
-  would drop it); ``nn.leaky_relu`` / ``nn.prelu`` are ``select(x > 0, x, x * alpha)``
+* ``nn.relu`` is ``select(x <= 0, 0, x)`` (NaN propagates and -0 becomes +0, as in
+  ``np.maximum(x, 0)``; TIR's ``max`` would drop a NaN); ``nn.leaky_relu`` / ``nn.prelu`` are ``select(x > 0, x, x * alpha)``
   (a constant factor of 0, here and in ``nn.batch_norm``'s momentum, is spelled out with
   IEEE semantics, since TVM's simplifier folds ``x * 0`` to ``0``);
   ``nn.bias_add`` adds the bias along ``axis`` (bool: logical or, as numpy's ``add``).
@@ -291,7 +291,7 @@ def _relu_rule(call: LoweringCall) -> Any:
 
     def relu(x: Any, _: Sequence[Any]) -> Any:
         zero = _const(0, _dtype(x))
-        return tirx.Select(x < zero, zero, x)
+        return tirx.Select(x <= zero, zero, x)  # (+0 for -0, as np.maximum(x, 0))
 
     return _elementwise(call, relu, working=_out(call)[1])
 
