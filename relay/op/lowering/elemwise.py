@@ -71,8 +71,10 @@ TVM 0.27's code generation) differ:
   multiply-add; CUDA C and older CPUs multiply by two normal factors), so that it covers the
   whole float32 range: ``topi.fast_exp`` returns inf from x = 88.38 (exp is finite up to
   88.72) and 0 below -87.3 (flushing the subnormal results). ``fast_tanh_f32`` is
-  ``topi.fast_tanh`` (Eigen's rational function), exactly +-1 from ``|x| >= 7.99`` on
-  (never beyond +-1: checked over every float32), NaN failing both tests. ``exp`` clamps
+  ``x * P(x^2) / Q(x^2)`` with ``P`` and ``Q`` of degree 4 (relay's minimax fit, one
+  operation fewer than ``topi.fast_tanh``'s Eigen function of degrees 6 and 3), exactly
+  +-1 from ``|x| >= 7.99`` on (never beyond +-1: checked over every float32), NaN failing
+  both tests. ``exp`` clamps
   its argument with selects that keep a NaN (``_clamp_keep_nan``), so NaN passes through
   without a test of its own: on ew_chain (two ``exp``, a ``tanh``) the loop went from 88 to
   66 vector instructions per 16 elements, 2.36 -> 2.10 ms in a same-process A/B (48 now,
@@ -84,7 +86,8 @@ TVM 0.27's code generation) differ:
   (tests/backend/test_lower_elemwise.py asserts the bounds with a margin): fast exp on
   [-90, 90], relative error 8.5e-8 where the result is a normal float32 (1.07e-7 on a CPU
   without FMA), absolute 1.25e-45 (one step) among subnormal results, inf exactly where float32 overflows; fast tanh on [-20, 20],
-  absolute (and relative) error 2.5e-7 (2.92e-7 over every float32); fast sigmoid on [-20, 20] (and [-100, 100]),
+  absolute (and relative) error 2.7e-7 (3.18e-7 over every float32, and ``tanh(x)`` is
+  ``x`` from 3.1e-36 to 2e-4); fast sigmoid on [-20, 20] (and [-100, 100]),
   relative error 1.8e-7 down to x = -87. A product of two quotients (``tanh``, ``sigmoid``,
   a ``divide`` of known ranges) divides once (:mod:`relay.op.lowering.quotient`);
 * **arange** computes ``start + i * step`` in its dtype (LLVM may fuse the float32/float64
@@ -667,25 +670,28 @@ _LOG2E = 1.44269504088896341
 _EXP_HI = 89.0
 _EXP_LO = -104.0
 
-# topi.fast_tanh (Eigen's rational approximation of tanh on [-9, 9])
+# tanh(x) = x * P(x^2) / Q(x^2) on [-7.99, 7.99], P and Q of degree 4: the minimax rational
+# function of the relative error (Lawson's iteration on 10^5 points, float64: 6.6e-9; 2.9e-8
+# with the coefficients rounded to float32), both scaled by 2^-8 so that Q runs from 2^-8 at
+# 0 (P(0) = Q(0): tanh(x) is x for tiny x) to 0.94 at the clamp
 _TANH_ALPHA = (
-    -2.76076847742355e-16,
-    2.00018790482477e-13,
-    -8.60467152213735e-11,
-    5.12229709037114e-08,
-    1.48572235717979e-05,
-    6.37261928875436e-04,
-    4.89352455891786e-03,
+    5.981286993472779e-11,
+    8.574963317187212e-08,
+    1.3965031030238606e-05,
+    0.0005252892151474953,
+    0.00390625,
 )
 _TANH_BETA = (
-    1.19825839466702e-06,
-    1.18534705686654e-04,
-    2.26843463243900e-03,
-    4.89352518554385e-03,
+    3.3419074174645402e-09,
+    1.3347448657441419e-06,
+    0.00010225611185887828,
+    0.0018273723544552922,
+    0.00390625,
 )
 _TANH_ONE = 7.99
-"""Where ``fast_tanh_f32`` is exactly +-1: its rational function reaches 1.0 at 7.9988 and
-overshoots from 8.127 (float32, every input checked); true tanh there is 1 - 2.3e-7."""
+"""Where ``fast_tanh_f32`` is exactly +-1: its rational function is 0.9999998 at 7.99,
+reaches 1.0 at 8.013 and overshoots from 8.121 (float32; never beyond 1 below 7.99, every
+input checked); true tanh there is 1 - 2.3e-7."""
 
 
 def _horner(x: Expr, coefficients: Sequence[float], negated: bool = False) -> Expr:
@@ -931,11 +937,11 @@ def _round_to_int32(v: Expr) -> Expr:
 
 
 def fast_tanh_f32(x: Expr, bind: bool = True) -> Expr:
-    """``topi.fast_tanh``'s approximation of ``tanh`` of the float32 value ``x`` (absolute
-    error below 3e-7), never beyond +-1, NaN kept. ``bind``: see _let.
+    """An approximation of ``tanh`` of the float32 value ``x`` (absolute error below
+    3.2e-7), never beyond +-1, NaN kept. ``bind``: see _let.
 
-    Eigen's rational function on ``x`` itself, and exactly +-1 from ``|x| >=``
-    :data:`_TANH_ONE` on: the function rises to 1.0 at 7.9988 and overshoots it from 8.127
+    The rational function of :data:`_TANH_ALPHA` and :data:`_TANH_BETA` on ``x`` itself, and
+    exactly +-1 from ``|x| >=`` :data:`_TANH_ONE` on: the function overshoots 1.0 from 8.121
     (measured over every float32), so beyond 7.99 it is replaced rather than clamped
     afterwards (as Eigen does), which would need its value bound once more: TVM's simplifier
     substitutes bound values into their uses, so each nested binding multiplies the
@@ -957,17 +963,17 @@ def fast_tanh_f32(x: Expr, bind: bool = True) -> Expr:
 
 
 def _tanh_terms(x: Expr, x2: Expr) -> tuple[Expr, Expr]:
-    """The numerator and denominator of Eigen's rational function for ``tanh`` at ``x``
-    (``x2 = x * x``)."""
+    """The numerator and denominator of the rational function for ``tanh`` at ``x``
+    (``x2 = x * x``; :data:`_TANH_ALPHA`, :data:`_TANH_BETA`)."""
     return _horner(x2, _TANH_ALPHA) * x, _horner(x2, _TANH_BETA)
 
 
 def tanh_quotient(x: Expr, bind: bool, then: Callable[[Expr, Expr], Expr]) -> Expr:
     """``then(n, d)`` where ``n / d`` approximates ``tanh`` of the float32 value ``x`` (for
-    :mod:`relay.op.lowering.quotient`): Eigen's rational function at ``x`` clamped to
-    ``[-c, c]``, ``c =`` :data:`_TANH_ONE`, NaN kept. Within 2.4e-7 of :func:`fast_tanh_f32`
-    (where that one is exactly +-1, this one is the function at ``+-c``: 0.99999976 with
-    a multiply-add, 1 - 2.3e-7 being ``tanh(c)``); ``|n| <= d`` and ``d`` is in
+    :mod:`relay.op.lowering.quotient`): the rational function of :func:`fast_tanh_f32` at
+    ``x`` clamped to ``[-c, c]``, ``c =`` :data:`_TANH_ONE`, NaN kept. Within 1.8e-7 of
+    :func:`fast_tanh_f32` (where that one is exactly +-1, this one is the function at
+    ``+-c``: 0.9999998, 1 - 2.3e-7 being ``tanh(c)``); ``|n| <= d`` and ``d`` is in
     :data:`TANH_DENOMINATOR`. The clamp is two ``vminps``/``vmaxps`` where the selects of
     :func:`fast_tanh_f32` are two comparisons and two blends."""
     edge = _TANH_ONE
@@ -981,9 +987,11 @@ def tanh_quotient(x: Expr, bind: bool, then: Callable[[Expr, Expr], Expr]) -> Ex
     return _let("x", x, from_x, bind)
 
 
-TANH_DENOMINATOR = (0.0048, 0.95)
-"""Bounds of the denominator of :func:`tanh_quotient` (4.8935e-3 at 0, rising with ``x * x``
-to 0.9446 at the clamp), whose numerator is at most the denominator in magnitude."""
+TANH_DENOMINATOR = (0.00390625, 0.95)
+"""Bounds of the denominator of :func:`tanh_quotient` (``2 ** -8`` at 0, rising with ``x * x``
+to 0.9401 at the clamp), whose numerator is at most the denominator in magnitude: a
+product of two merges (``(2 ** -8) ** 2`` is :data:`relay.op.lowering.quotient.
+MIN_DENOMINATOR_PRODUCT`)."""
 
 
 def exp_expr(x: Expr, fast: bool, bind: bool = True) -> Expr:

@@ -37,8 +37,8 @@ times tanh at 1e-17 and 1e-18 is 1.0000025e-35, 20 ulp off). NaN and infinite ar
 The quotients (:func:`quotient_of`) are stages of the kernel that the product reads:
 
 * fast ``tanh`` (float32, ``fast_tanh`` always): :func:`~relay.op.lowering.elemwise.
-  tanh_quotient`, Eigen's rational function on a clamped argument; ``|n| <= d``, ``d`` in
-  [0.0048, 0.95];
+  tanh_quotient`, the fast ``tanh``'s rational function on a clamped argument;
+  ``|n| <= d``, ``d`` in [2 ** -8, 0.95];
 * fast ``sigmoid``: :func:`~relay.op.lowering.elemwise.sigmoid_quotient`, ``n`` in [0, 1],
   ``d = 1 + exp(-|x|)`` in [1, 2];
 * a float32 ``divide`` whose operands have known ranges (:func:`value_range`): constants,
@@ -298,7 +298,7 @@ MIN_DENOMINATOR_PRODUCT = 2.0**-16
 """The least product of the denominators' lower bounds of a merged product: where ``a * c``
 is subnormal, the division by ``b * d`` magnifies its rounding by at most ``2 ** 16``, so
 only results below ``2 ** 16`` times the least normal float32 (7.7e-34) may lose bits (tanh
-times tanh: 0.0048 ** 2 = 2.3e-5). A constant denominator of 1e-20 times one of 1e-15
+times tanh: (2 ** -8) ** 2, exactly). A constant denominator of 1e-20 times one of 1e-15
 gave 0 for 1e-15 (found by a fuzzing review)."""
 
 
