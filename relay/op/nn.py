@@ -366,7 +366,10 @@ def _relu_ref(data: Array) -> Array:
     x = np.asarray(data)
     if x.dtype == np.bool_:
         raise ValueError("nn.relu needs a numeric tensor, got bool")
-    return np.asarray(np.maximum(x, np.zeros((), dtype=x.dtype)))
+    out = np.maximum(x, np.zeros((), dtype=x.dtype))
+    if x.dtype.kind not in "biu":  # +0 for -0 in every float dtype (numpy's float16
+        out = np.where(out == 0, np.zeros((), dtype=x.dtype), out)  # maximum keeps a -0)
+    return np.asarray(out)
 
 
 def _leaky_relu_ref(data: Array, *, alpha: float) -> Array:

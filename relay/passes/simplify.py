@@ -140,19 +140,22 @@ def _norm_axis(axis: int, ndim: int) -> int | None:
 
 
 _FILLED = {0: "zeros_like", 1: "ones_like"}
+_FILLS = {0: ("zeros_like", "zeros"), 1: ("ones_like", "ones")}
+"""The operators filling a tensor with 0 or 1 (``zeros``: a single-element ``zeros_like``
+made concrete by :func:`_concretize_scalar_fill`)."""
 
 
 def _is_filled(e: Expr, value: int, negative_zero: bool = False) -> bool:
-    """``e`` is a non-boolean constant of all ``value``, or ``zeros_like``/``ones_like``.
-    A float constant zero must have the sign ``negative_zero`` asks for; ``zeros_like`` is
-    taken for either sign (see :func:`_identity_rule`)."""
+    """``e`` is a non-boolean constant of all ``value``, or ``zeros_like``/``ones_like``
+    (``zeros``/``ones``). A float constant zero must have the sign ``negative_zero`` asks
+    for; ``zeros_like`` is taken for either sign (see :func:`_identity_rule`)."""
     if isinstance(e, Constant):
         data = e.data
         if data.dtype == np.bool_ or not _all_equal(data, value):
             return False
-        signed = value == 0 and data.dtype.kind == "f"
-        return not signed or bool(np.all(np.signbit(data) == negative_zero))
-    return _op_name(e) == _FILLED[value] and not _is_bool(e)
+        signed = value == 0 and data.dtype.kind not in "biu"  # (bfloat16's kind is V)
+        return not signed or bool(np.all(np.signbit(data.astype(np.float32)) == negative_zero))
+    return _op_name(e) in _FILLS[value] and not _is_bool(e)
 
 
 def _is_bool(e: Expr) -> bool:

@@ -128,6 +128,37 @@ def test_a_denominator_one_plus_a_value_is_one_multiply_add(body: str) -> None:
     assert FUSED_DENOMINATORS[body] in line
 
 
+@pytest.mark.parametrize("mcpu", ["sandybridge", "nehalem"])
+def test_a_cpu_without_fma_calls_no_libm(mcpu: str) -> None:
+    # the denominators' multiply-add is llvm.fma only where AVX-512 guarantees FMA: on older
+    # CPUs llvm.fma is libm's fmaf called per lane (found by a fuzzing review)
+    from relay.backend.compiler import compile_functions
+    from relay.ir.analysis import sub_expressions
+    from relay.ir.expr import Function
+
+    target = Target("llvm", mcpu=mcpu, fast_math=True)
+    t = "Tensor[(1024, 64), float32]"
+    body = f"multiply(tanh(%a), {SIGMOID})"
+    exe = relay.build(relay.parse(f"def @main(%a: {t}, %b: {t}) {{ {body} }}"), target=target)
+    (prim,) = [
+        e
+        for e in sub_expressions(exe.module["main"].body)
+        if isinstance(e, Function) and e.attrs.get("Primitive")
+    ]
+    lib, _ = compile_functions([prim], target)
+    assert "fmaf" not in lib.module.mod.inspect_source("asm")
+    a, b = _inputs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = _tanh(a) * _sigmoid(b)
+    np.testing.assert_allclose(
+        relay.build(relay.parse(f"def @main(%a: {T}, %b: {T}) {{ {body} }}"), target=target)(a, b),
+        want,
+        rtol=1e-6,
+        atol=1e-30,
+    )
+
+
 def test_other_denominators_multiply() -> None:
     script, _ = _kernel("multiply(tanh(%a), tanh(%b))", Target("llvm", fast_math=True))
     (line,) = [ln for ln in script.splitlines() if ln.strip().startswith("multiply[")]

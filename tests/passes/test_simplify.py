@@ -114,7 +114,14 @@ def test_identities_with_ones_like_and_zeros_like() -> None:
         X23,
         X23,
     )
-    # (zeros_like is a derivative's seed: added, it is dropped, a -0 kept, as in XLA)
+    # (zeros_like is a derivative's seed: added, it is dropped, a -0 kept, as in XLA; also
+    # of one element, which becomes zeros(...) first)
+    check(
+        simplify_expr,
+        "fn (%x: Tensor[(1,), float32]) { %0 = zeros_like(%x); add(%x, %0) }",
+        "fn (%x: Tensor[(1,), float32]) { %x }",
+        np.array([-0.0], "float32"),
+    )
     check(
         simplify_expr,
         "fn (%x: Tensor[(2,), int32]) { %0 = zeros_like(%x); add(%0, %x) }",
@@ -220,6 +227,21 @@ def test_arithmetic_identities_that_do_not_apply() -> None:
         "subtract(%x, -0f)",
     ):
         unchanged(simplify_expr, f"fn (%x: {F}) {{ {body} }}")
+
+
+@pytest.mark.parametrize(("op", "zero"), [("add", 0.0), ("subtract", -0.0)])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
+def test_constant_zeros_that_are_not_identities_stay(op: str, zero: float, dtype: str) -> None:
+    # (bfloat16's numpy kind is "V", not "f": its zeros are signed all the same)
+    from relay.backend.runtime import numpy_dtype
+    from relay.ir.expr import Call, Constant, Function, Op, Var
+
+    x = Var("x", TensorType((36,), dtype))
+    c = Constant(np.asarray(zero, numpy_dtype(dtype)))
+    f = Function((x,), Call(Op.get(op), (x, c)))
+    assert simplify_expr(f) is f
+    kept = Constant(np.asarray(-zero, numpy_dtype(dtype)))  # x + (-0.0), x - 0.0: identities
+    assert simplify_expr(Function((x,), Call(Op.get(op), (x, kept)))).body is x
 
 
 @pytest.mark.parametrize("body", ["add(%x, 0f)", "add(0f, %x)", "subtract(%x, -0f)"])

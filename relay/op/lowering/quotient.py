@@ -198,12 +198,14 @@ def _denominator_product(d1: Expr, d2: Expr) -> Expr:
 
 
 def _fused_multiply_add(v: Expr, p: Expr) -> Expr:
-    """``v * p + p`` rounded once: ``llvm.fma`` for LLVM (at every optimization level), the
-    expression itself for CUDA C (which contracts it)."""
-    from relay.backend.lower import lowering_target
+    """``v * p + p`` rounded once: ``llvm.fma`` on an LLVM CPU with AVX-512 (at every
+    optimization level); elsewhere the expression itself, which LLVM contracts where the CPU
+    has FMA instructions and CUDA C always (``llvm.fma`` on a CPU without them, as
+    ``sandybridge``, was a call of libm's ``fmaf`` per lane: found by a fuzzing review)."""
+    from relay.backend.lower import lowering_target, lowering_vector_ldexp
     from relay.op.lowering.elemwise import _pure_llvm
 
-    if lowering_target() == "llvm":
+    if lowering_target() == "llvm" and lowering_vector_ldexp():
         return _pure_llvm(_F32, "fma", v, p, p)
     return v * p + p
 
