@@ -31,7 +31,9 @@ formula in the same working dtype), following TVM's compute definitions where th
   the result's absolute error is below 5e-7, its relative error below 1e-4 where
   ``|gelu(x)| > 1e-3`` and up to 7% in the far negative tail, where ``1 + erf`` cancels).
 * ``nn.relu`` is ``select(x <= 0, 0, x)`` (NaN propagates and -0 becomes +0, as in
-  ``np.maximum(x, 0)``; TIR's ``max`` would drop a NaN); ``nn.leaky_relu`` / ``nn.prelu`` are ``select(x > 0, x, x * alpha)``
+  ``np.maximum(x, 0)``; TIR's ``max`` would drop a NaN): a compare and a blend, where
+  ``select(x < 0, 0, x)`` was one ``vmaxps`` but kept a -0 (mlp_infer_b128 as fast
+  either way); ``nn.leaky_relu`` / ``nn.prelu`` are ``select(x > 0, x, x * alpha)``
   (a constant factor of 0, here and in ``nn.batch_norm``'s momentum, is spelled out with
   IEEE semantics, since TVM's simplifier folds ``x * 0`` to ``0``);
   ``nn.bias_add`` adds the bias along ``axis`` (bool: logical or, as numpy's ``add``).
