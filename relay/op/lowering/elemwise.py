@@ -87,7 +87,7 @@ TVM 0.27's code generation) differ:
   [-90, 90], relative error 8.5e-8 where the result is a normal float32 (1.07e-7 on a CPU
   without FMA), absolute 1.25e-45 (one step) among subnormal results, inf exactly where float32 overflows; fast tanh on [-20, 20],
   absolute (and relative) error 2.7e-7 (3.18e-7 over every float32, and ``tanh(x)`` is
-  ``x`` from 3.1e-36 to 2e-4); fast sigmoid on [-20, 20] (and [-100, 100]),
+  ``x`` up to 2e-4, subnormals included); fast sigmoid on [-20, 20] (and [-100, 100]),
   relative error 1.8e-7 down to x = -87. A product of two quotients (``tanh``, ``sigmoid``,
   a ``divide`` of known ranges) divides once (:mod:`relay.op.lowering.quotient`);
 * **arange** computes ``start + i * step`` in its dtype (LLVM may fuse the float32/float64
@@ -672,22 +672,26 @@ _EXP_LO = -104.0
 
 # tanh(x) = x * P(x^2) / Q(x^2) on [-7.99, 7.99], P and Q of degree 4: the minimax rational
 # function of the relative error (Lawson's iteration on 10^5 points, float64: 6.6e-9; 2.9e-8
-# with the coefficients rounded to float32), both scaled by 2^-8 so that Q runs from 2^-8 at
-# 0 (P(0) = Q(0): tanh(x) is x for tiny x) to 0.94 at the clamp
+# with the coefficients rounded to float32), with P(0) = Q(0) = 1 (tanh(x) is x for tiny x)
 _TANH_ALPHA = (
-    5.981286993472779e-11,
-    8.574963317187212e-08,
-    1.3965031030238606e-05,
-    0.0005252892151474953,
-    0.00390625,
+    1.5312094703290313e-08,
+    2.1951906091999263e-05,
+    0.003575047943741083,
+    0.1344740390777588,
+    1.0,
 )
 _TANH_BETA = (
-    3.3419074174645402e-09,
-    1.3347448657441419e-06,
-    0.00010225611185887828,
-    0.0018273723544552922,
-    0.00390625,
+    8.555282988709223e-07,
+    0.0003416946856305003,
+    0.02617756463587284,
+    0.4678073227405548,
+    1.0,
 )
+_TANH_QUOTIENT_SCALE = 2.0**-8
+"""The factor of both polynomials in :func:`tanh_quotient`, exact (a power of two): its ``Q``
+runs from ``2^-8`` at 0 to 0.94 at the clamp, the range products of quotients need
+(:data:`TANH_DENOMINATOR`). The standalone ``tanh`` keeps ``P(0) = Q(0) = 1``, so that
+``x * P`` does not underflow for tiny ``x`` (``tanh(1e-45)`` is 1e-45)."""
 _TANH_ONE = 7.99
 """Where ``fast_tanh_f32`` is exactly +-1: its rational function is 0.9999998 at 7.99,
 reaches 1.0 at 8.013 and overshoots from 8.121 (float32; never beyond 1 below 7.99, every
@@ -954,7 +958,7 @@ def fast_tanh_f32(x: Expr, bind: bool = True) -> Expr:
 
     def from_x(xv: Expr) -> Expr:
         def ratio(x2: Expr) -> Expr:
-            n, d = _tanh_terms(xv, x2)
+            n, d = _tanh_terms(xv, x2, 1.0)
             return tirx.Select(edge <= xv, one, tirx.Select(xv <= -edge, -one, n / d))
 
         return _let("x2", xv * xv, ratio, bind)
@@ -962,10 +966,14 @@ def fast_tanh_f32(x: Expr, bind: bool = True) -> Expr:
     return _let("x", x, from_x, bind)
 
 
-def _tanh_terms(x: Expr, x2: Expr) -> tuple[Expr, Expr]:
+def _tanh_terms(x: Expr, x2: Expr, scale: float) -> tuple[Expr, Expr]:
     """The numerator and denominator of the rational function for ``tanh`` at ``x``
-    (``x2 = x * x``; :data:`_TANH_ALPHA`, :data:`_TANH_BETA`)."""
-    return _horner(x2, _TANH_ALPHA) * x, _horner(x2, _TANH_BETA)
+    (``x2 = x * x``; :data:`_TANH_ALPHA`, :data:`_TANH_BETA`), both times ``scale``, a power
+    of two: every value of Horner's rule is scaled exactly, so the quotient's bits are the
+    same whatever the scale, where nothing underflows."""
+    alpha = [c * scale for c in _TANH_ALPHA]
+    beta = [c * scale for c in _TANH_BETA]
+    return _horner(x2, alpha) * x, _horner(x2, beta)
 
 
 def tanh_quotient(x: Expr, bind: bool, then: Callable[[Expr, Expr], Expr]) -> Expr:
@@ -980,7 +988,10 @@ def tanh_quotient(x: Expr, bind: bool, then: Callable[[Expr, Expr], Expr]) -> Ex
 
     def from_x(xv: Expr) -> Expr:
         def from_xc(xc: Expr) -> Expr:
-            return _let("x2", xc * xc, lambda x2: then(*_tanh_terms(xc, x2)), bind)
+            def scaled(x2: Expr) -> Expr:
+                return then(*_tanh_terms(xc, x2, _TANH_QUOTIENT_SCALE))
+
+            return _let("x2", xc * xc, scaled, bind)
 
         return _let("xc", _clamp_keep_nan(xv, -edge, edge), from_xc, bind)
 
