@@ -49,9 +49,9 @@ Where one denominator is ``1 + v`` (``sigmoid``'s ``1 + e``, or the written-out 
 ``1 + exp(-x)``, read as such), the product of the denominators is one fused multiply-add,
 ``v * d + d`` (:func:`_denominator_product`): one operation and one rounding where the sum
 and the product took two of each. ew_chain's loop went from 46 to 45 arithmetic
-micro-operations per 16 elements (its kernel with its data in cache 1.09-1.13 ms for 4M
-elements against 1.02-1.04 ms; results within 3.9e-7 of float64 numpy over 4M points with
-special values, 4.4e-7 before).
+micro-operations per 16 elements (its kernel with its data in cache, per 4M elements:
+1.02-1.04 ms against 1.09-1.13 before; results within 3.9e-7 of float64 numpy over 4M
+points with special values, 4.4e-7 before).
 
 The merged product reads the quotients' own arguments and computes each quotient's
 numerator and denominator in place of the division (its ``tirx.Let`` bindings as the stage
