@@ -614,11 +614,9 @@ class GraphExecutor:
             # the owner is referred to by the chunk, the entry and the call: nobody else
             if sys.getrefcount(recycle[i][0]) <= 3:
                 return recycle.pop(i)[1]
-        like = None
-        if self._fresh_bytes >= PLACED_BYTES:
-            arrays = (slots[slot] for slot, _, _, _ in self._inputs)
-            like = next((a for a in arrays if a.nbytes >= PLACED_BYTES), None)
-        return page_placed_empty(self._fresh_bytes, like)
+        arrays = (slots[slot] for slot, _, _, _ in self._inputs)
+        like = next((a for a in arrays if a.nbytes >= PLACED_BYTES), None)
+        return page_placed_empty(self._fresh_bytes, like)  # (small chunks: aligned only)
 
     def _stage(self, slot: int, a: Array) -> Array:
         """``a`` copied into the slot's aligned staging buffer."""

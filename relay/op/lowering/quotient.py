@@ -256,14 +256,14 @@ def value_range(t: Any) -> Range | None:
     """Bounds of every value of the float32 tensor ``t`` (NaN aside), where the kernel's
     stages show them: a constant, ``exp`` (at least 0), ``sigmoid`` ([0, 1]), ``tanh`` ([-1,
     1], the approximations included), or the sum of two such; else None."""
-    from tvm import te, tirx
+    from tvm import te
 
     if not isinstance(t.op, te.ComputeOp) or str(t.dtype) != _F32:
         return None
-    body = t.op.body[0]
-    if isinstance(body, tirx.FloatImm):
-        value = float(body.value)
+    value = _constant_stage(t)
+    if value is not None:
         return None if math.isnan(value) else (value, value)
+    body = t.op.body[0]
     name = t.op.name
     if name in _RANGES:
         return _RANGES[name]
